@@ -1,0 +1,39 @@
+# bson_out: PostgreSQL data to BSON.  PGXS build.
+
+EXTENSION = bson_out
+EXTVERSION = 0.1.0
+
+MODULE_big = bson_out
+OBJS = \
+	bson_out.o \
+	src/bson_encoding.o \
+	src/bson_jsonb.o \
+	src/bson_numeric.o \
+	src/bson_writer.o
+
+DATA = $(EXTENSION)--$(EXTVERSION).sql
+HEADERS = src/bson_compat.h
+
+# Tests that run in the UTF8 database; the encoding tests run in their own
+# databases (installcheck-encodings below).
+REGRESS = types numbers strings structure errors fast_path
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+ENCODING_TESTS = encoding_latin1 encoding_sql_ascii
+
+# Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
+# (unused parameters in inline functions), so they are included as system
+# headers.
+PG_CFLAGS = -Wall -Wextra
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+EXTRA_CLEAN = results regression.diffs regression.out
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# pg_regress of one encoding test in a database of that encoding.
+installcheck-encodings:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=LATIN1 --dbname=bson_out_latin1 encoding_latin1
+	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=SQL_ASCII --dbname=bson_out_sql_ascii encoding_sql_ascii
+
+.PHONY: installcheck-encodings

@@ -1,0 +1,74 @@
+# Shared shell functions for the README commands, the tests and the benchmark.
+# Source it; it defines functions only.  Everything runs on a throwaway
+# PostgreSQL 15 cluster with a private socket directory and port, never on a
+# system cluster.
+
+PG_MAJOR=${PG_MAJOR:-15}
+PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
+export PATH="$PG_BINDIR:$PATH"
+# Debian's python3 carries python3-bson and python3-psycopg2; another python3
+# (pyenv, venv) earlier in PATH would not see them.
+PYTHON=/usr/bin/python3
+
+log() { printf '== %s\n' "$*" >&2; }
+
+# Debian packages the project needs; installed only when missing.
+install_packages() {
+	local want=(postgresql-"$PG_MAJOR" postgresql-server-dev-"$PG_MAJOR" make gcc
+		python3 python3-bson python3-psycopg2 "$@")
+	local missing=() p
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		log "installing Debian packages: ${missing[*]}"
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "need root to install ${missing[*]} (or install them first)" >&2
+			return 1
+		fi
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+}
+
+# Build and install the extension into the PostgreSQL found by pg_config.
+build_install() {
+	log "building and installing bson_out"
+	make -s PG_CONFIG="$PG_BINDIR/pg_config" "$@" >/dev/null
+	make -s PG_CONFIG="$PG_BINDIR/pg_config" install >/dev/null
+}
+
+# cluster_start [initdb options...]: a throwaway cluster owned by the postgres
+# user, listening only on a unix socket in a private directory.  Sets and
+# exports PGHOST, PGPORT, PGUSER, PGDATABASE and CLUSTER_DIR; cluster_stop
+# removes it again (registered on EXIT).
+cluster_start() {
+	CLUSTER_DIR=$(mktemp -d /tmp/bson_out_cluster.XXXXXX)
+	chmod 755 "$CLUSTER_DIR"
+	local runas=()
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres: "$CLUSTER_DIR"
+		runas=(runuser -u postgres --)
+	fi
+	export PGPORT=${PGPORT:-$(( 50000 + RANDOM % 10000 ))}
+	export PGHOST=$CLUSTER_DIR
+	export PGUSER=postgres
+	export PGDATABASE=postgres
+	"${runas[@]}" "$PG_BINDIR/initdb" -D "$CLUSTER_DIR/data" -U postgres \
+		--encoding=UTF8 --locale=C --auth=trust "$@" >"$CLUSTER_DIR/initdb.log" 2>&1 ||
+		{ cat "$CLUSTER_DIR/initdb.log" >&2; return 1; }
+	"${runas[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
+		-o "-c listen_addresses='' -c unix_socket_directories='$CLUSTER_DIR' -p $PGPORT ${CLUSTER_OPTS:-}" \
+		start >/dev/null ||
+		{ cat "$CLUSTER_DIR/server.log" >&2; return 1; }
+	CLUSTER_RUNAS=("${runas[@]}")
+	trap cluster_stop EXIT
+	log "throwaway cluster on socket $PGHOST port $PGPORT"
+}
+
+cluster_stop() {
+	[ -n "${CLUSTER_DIR:-}" ] && [ -d "$CLUSTER_DIR" ] || return 0
+	"${CLUSTER_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+	rm -rf "$CLUSTER_DIR"
+	CLUSTER_DIR=
+}

@@ -1,0 +1,27 @@
+/*
+ * bson_jsonb.h
+ *		jsonb -> BSON: a direct walk of the jsonb container format.
+ */
+#ifndef BSON_JSONB_H
+#define BSON_JSONB_H
+
+#include "bson_writer.h"
+
+#include "utils/jsonb.h"
+
+/*
+ * Append the elements of the jsonb object jc to the document the writer has
+ * open (the caller opens and closes it, so that other producers can add
+ * elements around them).  Installs the writer's locate callback for the
+ * duration, so errors name the path of the offending value.
+ */
+extern void bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc);
+
+/* "object", "array", "string", ... for the root of a jsonb value */
+extern const char *bson_jsonb_root_type_name(const Jsonb *jb);
+
+/* A rough upper estimate of the BSON size of a jsonb datum of this size. */
+#define BSON_ESTIMATE_FROM_JSONB(jsonb_size) \
+	((Size) (jsonb_size) + (Size) (jsonb_size) / 4 + 64)
+
+#endif							/* BSON_JSONB_H */

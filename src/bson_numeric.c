@@ -1,0 +1,335 @@
+/*
+ * bson_numeric.c
+ *		PostgreSQL numeric -> BSON number, exactly.
+ *
+ * Everything here reads the numeric's base-10000 digits directly (see
+ * numeric_layout.h) instead of going through numeric_out and back, which is
+ * both slow and, done carelessly, where other converters lose values.
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "bson_numeric.h"
+#include "numeric_layout.h"
+#include "utils/float.h"
+
+/* decimal128 (IEEE 754-2008, binary integer decimal) limits */
+#define DEC128_MAX_DIGITS	34
+#define DEC128_EXP_MIN		(-6176)
+#define DEC128_EXP_MAX		6111
+#define DEC128_EXP_BIAS		6176
+
+/* 2^53: every integer up to it is exact in a double */
+#define DOUBLE_EXACT_INT_MAX	(UINT64CONST(1) << 53)
+
+/* The powers of ten that a double holds exactly. */
+static const double exact_pow10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/* Decimal digits in d, 1 <= d <= 9999 */
+static inline int
+group_width(int d)
+{
+	return d >= 1000 ? 4 : d >= 100 ? 3 : d >= 10 ? 2 : 1;
+}
+
+/*
+ * Correctly rounded double of the view's value, or +/-HUGE_VAL / 0 when it
+ * overflows / underflows.
+ *
+ * Fast path (Clinger, 1990): if the value is m * 10^e with m <= 2^53 and
+ * |e| <= 22, both m and 10^e are exact doubles and one IEEE multiplication
+ * or division rounds once, correctly.  That covers integers up to 2^53 and
+ * decimals such as 1234.56 or 0.1.  Everything else is written out as
+ * "<digits>e<exp>" and given to strtod, which glibc rounds correctly.
+ */
+static double
+view_to_double(const BsonNumericView *v)
+{
+#if FLT_EVAL_METHOD == 0		/* double arithmetic is really double */
+	if (v->ndigits <= 4)
+	{
+		uint64		m = 0;
+		int			e = BSON_DEC_DIGITS * (v->weight - v->ndigits + 1);
+
+		for (int i = 0; i < v->ndigits; i++)
+			m = m * BSON_NBASE + v->digits[i];
+		if (m == 0)
+			return 0.0;
+		while (m % 10 == 0)
+		{
+			m /= 10;
+			e++;
+		}
+		if (m <= DOUBLE_EXACT_INT_MAX && e >= -22 && e <= 22)
+		{
+			double		d = (double) m;
+
+			d = e >= 0 ? d * exact_pow10[e] : d / exact_pow10[-e];
+			return v->negative ? -d : d;
+		}
+	}
+#endif
+	{
+		char		stackbuf[128];
+		char	   *buf;
+		char	   *p;
+		Size		need = (Size) v->ndigits * BSON_DEC_DIGITS + 16;
+		double		d;
+
+		if (v->ndigits == 0)
+			return 0.0;
+		buf = need <= sizeof(stackbuf) ? stackbuf : palloc(need);
+		p = buf;
+		if (v->negative)
+			*p++ = '-';
+		for (int i = 0; i < v->ndigits; i++)
+		{
+			int			g = v->digits[i];
+
+			p[3] = '0' + g % 10;
+			g /= 10;
+			p[2] = '0' + g % 10;
+			g /= 10;
+			p[1] = '0' + g % 10;
+			p[0] = '0' + g / 10;
+			p += 4;
+		}
+		snprintf(p, 16, "e%d", BSON_DEC_DIGITS * (v->weight - v->ndigits + 1));
+		d = strtod(buf, NULL);
+		if (buf != stackbuf)
+			pfree(buf);
+		return d;
+	}
+}
+
+/* (hi, lo) = (hi, lo) * 10 + digit, for values below 2^113 */
+static inline void
+u128_mul10_add(uint64 *hi, uint64 *lo, unsigned digit)
+{
+	uint64		l = *lo;
+	uint64		low_part = (l & UINT64CONST(0xFFFFFFFF)) * 10;
+	uint64		high_part = (l >> 32) * 10;
+	uint64		new_lo = low_part + (high_part << 32);
+	uint64		carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
+
+	*hi = *hi * 10 + carry;
+	*lo = new_lo + digit;
+	if (*lo < new_lo)
+		(*hi)++;
+}
+
+static bool
+view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
+{
+	uint64		sign = v->negative ? UINT64CONST(1) << 63 : 0;
+	int			lead_zeros;
+	int			trail_zeros;
+	int64		nsig;			/* significant digits S */
+	int64		x;				/* value = S * 10^x */
+	int64		t;				/* zeros after S at display scale */
+	int64		exponent;
+	int64		drop;
+	uint64		hi = 0;
+	uint64		lo = 0;
+
+	if (v->special)
+	{
+		*low = 0;
+		if (v->special == BSON_NUMERIC_NAN)
+			*high = UINT64CONST(0x7C00000000000000);
+		else
+			*high = sign | UINT64CONST(0x7800000000000000);
+		return true;
+	}
+
+	if (v->ndigits == 0)
+	{
+		/* zero, with the display scale as its exponent: 0.00 -> 0E-2 */
+		exponent = -v->dscale;
+		if (exponent < DEC128_EXP_MIN)
+			exponent = DEC128_EXP_MIN;	/* 0E-6176: still exactly zero */
+		*low = 0;
+		*high = ((uint64) (exponent + DEC128_EXP_BIAS)) << 49;
+		return true;
+	}
+
+	/*
+	 * The digits as written in groups of four have lead_zeros in front of the
+	 * first group's value and trail_zeros after the last nonzero digit.
+	 */
+	lead_zeros = BSON_DEC_DIGITS - group_width(v->digits[0]);
+	trail_zeros = 0;
+	for (int d = v->digits[v->ndigits - 1]; d % 10 == 0; d /= 10)
+		trail_zeros++;
+	nsig = (int64) v->ndigits * BSON_DEC_DIGITS - lead_zeros - trail_zeros;
+	x = (int64) BSON_DEC_DIGITS * (v->weight - v->ndigits + 1) + trail_zeros;
+
+	/*
+	 * At display scale the coefficient is S followed by t zeros, with
+	 * exponent -dscale.  (t < 0 would mean digits hidden by the display
+	 * scale, which PostgreSQL never stores; treat the digits as the truth.)
+	 */
+	t = x + v->dscale;
+	exponent = -(int64) v->dscale;
+	if (t < 0)
+	{
+		exponent += t;
+		t = 0;
+	}
+	drop = Max(0, Max(nsig + t - DEC128_MAX_DIGITS, DEC128_EXP_MIN - exponent));
+	if (drop > t)
+		return false;
+	exponent += drop;
+	t -= drop;
+	if (exponent > DEC128_EXP_MAX)
+		return false;
+
+	/* coefficient = S * 10^t, at most 34 digits, below 2^113 */
+	{
+		int64		pos = 0;
+		int64		first = lead_zeros;
+		int64		last = first + nsig;
+
+		for (int i = 0; i < v->ndigits && pos < last; i++)
+		{
+			int			g = v->digits[i];
+			int			dec[4];
+
+			dec[3] = g % 10;
+			g /= 10;
+			dec[2] = g % 10;
+			g /= 10;
+			dec[1] = g % 10;
+			dec[0] = g / 10;
+			for (int j = 0; j < 4; j++, pos++)
+			{
+				if (pos >= first && pos < last)
+					u128_mul10_add(&hi, &lo, dec[j]);
+			}
+		}
+		for (int64 i = 0; i < t; i++)
+			u128_mul10_add(&hi, &lo, 0);
+	}
+
+	*low = lo;
+	*high = sign | ((uint64) (exponent + DEC128_EXP_BIAS) << 49) | hi;
+	return true;
+}
+
+void
+bson_number_from_json_numeric(Numeric num, BsonNumber *out)
+{
+	BsonNumericView v;
+	double		d;
+
+	bson_numeric_view(num, &v);
+
+	/* integers: display scale 0 and no digits after the point */
+	if (v.dscale == 0 && !v.special && v.ndigits <= v.weight + 1 && v.weight <= 4)
+	{
+		uint64		acc = 0;
+		bool		fits = true;
+
+		for (int i = 0; i <= v.weight; i++)
+		{
+			if (acc > (PG_UINT64_MAX - (BSON_NBASE - 1)) / BSON_NBASE)
+			{
+				fits = false;
+				break;
+			}
+			acc = acc * BSON_NBASE + (i < v.ndigits ? v.digits[i] : 0);
+		}
+		if (fits)
+		{
+			if (!v.negative)
+			{
+				if (acc <= (uint64) PG_INT32_MAX)
+				{
+					out->kind = BSON_NUMBER_INT32;
+					out->v.i32 = (int32) acc;
+					return;
+				}
+				if (acc <= (uint64) PG_INT64_MAX)
+				{
+					out->kind = BSON_NUMBER_INT64;
+					out->v.i64 = (int64) acc;
+					return;
+				}
+			}
+			else
+			{
+				if (acc <= (uint64) PG_INT32_MAX + 1)
+				{
+					out->kind = BSON_NUMBER_INT32;
+					out->v.i32 = (int32) (-(int64) acc);
+					return;
+				}
+				if (acc <= (uint64) PG_INT64_MAX + 1)
+				{
+					out->kind = BSON_NUMBER_INT64;
+					out->v.i64 = (acc == (uint64) PG_INT64_MAX + 1)
+						? PG_INT64_MIN : -(int64) acc;
+					return;
+				}
+			}
+		}
+	}
+	else if (v.ndigits == 0 && v.dscale == 0 && !v.special)
+	{
+		/* zero with weight > 4 cannot happen, but zero is int32 0 */
+		out->kind = BSON_NUMBER_INT32;
+		out->v.i32 = 0;
+		return;
+	}
+
+	if (v.special)
+	{
+		/* not in jsonb; numeric's own NaN and infinities as double's */
+		out->kind = BSON_NUMBER_DOUBLE;
+		out->v.d = v.special == BSON_NUMERIC_NAN ? get_float8_nan()
+			: v.negative ? -get_float8_infinity() : get_float8_infinity();
+		return;
+	}
+
+	d = view_to_double(&v);
+	if (!isinf(d) && (d != 0.0 || v.ndigits == 0))
+	{
+		out->kind = BSON_NUMBER_DOUBLE;
+		out->v.d = d;
+		return;
+	}
+
+	/* beyond double's range: the exact decimal128, if there is one */
+	if (view_to_decimal128(&v, &out->v.dec.low, &out->v.dec.high))
+		out->kind = BSON_NUMBER_DECIMAL128;
+	else
+		out->kind = BSON_NUMBER_UNREPRESENTABLE;
+}
+
+bool
+bson_decimal128_from_numeric(Numeric num, uint64 *low, uint64 *high)
+{
+	BsonNumericView v;
+
+	bson_numeric_view(num, &v);
+	return view_to_decimal128(&v, low, high);
+}
+
+int
+bson_numeric_significant_digits(Numeric num)
+{
+	BsonNumericView v;
+	int			trail = 0;
+
+	bson_numeric_view(num, &v);
+	if (v.ndigits == 0)
+		return v.special ? 0 : 1;
+	for (int d = v.digits[v.ndigits - 1]; d % 10 == 0; d /= 10)
+		trail++;
+	return v.ndigits * BSON_DEC_DIGITS - (BSON_DEC_DIGITS - group_width(v.digits[0])) - trail;
+}
