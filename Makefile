@@ -31,9 +31,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# pg_regress of one encoding test in a database of that encoding.
-installcheck-encodings:
+# The encoding tests, each in a database of its encoding.
+installcheck-encodings: installcheck-latin1 installcheck-sql-ascii
+
+installcheck-latin1:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=LATIN1 --dbname=bson_out_latin1 encoding_latin1
+
+installcheck-sql-ascii:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=SQL_ASCII --dbname=bson_out_sql_ascii encoding_sql_ascii
 
-.PHONY: installcheck-encodings
+.PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii

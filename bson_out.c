@@ -21,6 +21,9 @@ PG_MODULE_MAGIC;
 /* bson_out.ascii_fast_path: see BSON_ASCII_FAST_MAX in bson_writer.h */
 bool		bson_ascii_fast_path_enabled = true;
 
+/* bson_out.max_document_size: largest document written, in bytes */
+int			bson_max_document_size = BSON_MAX_DOCUMENT_SIZE;
+
 void		_PG_init(void);
 
 void
@@ -34,6 +37,16 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("bson_out.max_document_size",
+							"Largest BSON document bson_out writes; larger ones raise an error.",
+							"MongoDB refuses documents over 16MB; the default is what a bytea can hold.",
+							&bson_max_document_size,
+							BSON_MAX_DOCUMENT_SIZE,
+							5,
+							BSON_MAX_DOCUMENT_SIZE,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 	BSON_RESERVE_GUC_PREFIX("bson_out");
 }
 

@@ -33,14 +33,17 @@ static void pg_attribute_noreturn()
 report_unrepresentable(BsonWriter *w, Numeric num)
 {
 	StringInfoData where;
+	int			digits;
+	int			exponent;
 
 	initStringInfo(&where);
 	bson_describe_location(w, (const char *) num, &where);
+	bson_numeric_shape(num, &digits, &exponent);
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 			 errmsg("number at %s is out of range for BSON", where.data),
-			 errdetail("Its magnitude is beyond double precision, and decimal128 cannot hold its %d significant digits exactly (at most 34, with exponents from -6176 to 6111).",
-					   bson_numeric_significant_digits(num)),
+			 errdetail("The number has %d significant digits and a decimal exponent of %d: a double would round it to %s, and decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
+					   digits, exponent, exponent > 0 ? "infinity" : "zero"),
 			 errhint("Round the number, or store it as a JSON string.")));
 }
 

@@ -320,16 +320,22 @@ bson_decimal128_from_numeric(Numeric num, uint64 *low, uint64 *high)
 	return view_to_decimal128(&v, low, high);
 }
 
-int
-bson_numeric_significant_digits(Numeric num)
+void
+bson_numeric_shape(Numeric num, int *significant_digits, int *sci_exponent)
 {
 	BsonNumericView v;
-	int			trail = 0;
+	int			width;
 
 	bson_numeric_view(num, &v);
 	if (v.ndigits == 0)
-		return v.special ? 0 : 1;
+	{
+		*significant_digits = v.special ? 0 : 1;
+		*sci_exponent = 0;
+		return;
+	}
+	width = group_width(v.digits[0]);
+	*significant_digits = v.ndigits * BSON_DEC_DIGITS - (BSON_DEC_DIGITS - width);
 	for (int d = v.digits[v.ndigits - 1]; d % 10 == 0; d /= 10)
-		trail++;
-	return v.ndigits * BSON_DEC_DIGITS - (BSON_DEC_DIGITS - group_width(v.digits[0])) - trail;
+		(*significant_digits)--;
+	*sci_exponent = v.weight * BSON_DEC_DIGITS + width - 1;
 }

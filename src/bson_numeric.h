@@ -51,7 +51,11 @@ extern void bson_number_from_json_numeric(Numeric num, BsonNumber *out);
  */
 extern bool bson_decimal128_from_numeric(Numeric num, uint64 *low, uint64 *high);
 
-/* Significant decimal digits of num (for error messages). */
-extern int	bson_numeric_significant_digits(Numeric num);
+/*
+ * For error messages: num's significant decimal digits and its exponent in
+ * scientific notation (1.5e400 has 2 and 400).
+ */
+extern void bson_numeric_shape(Numeric num, int *significant_digits,
+							   int *sci_exponent);
 
 #endif							/* BSON_NUMERIC_H */

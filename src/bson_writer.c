@@ -4,14 +4,17 @@
  */
 #include "bson_writer.h"
 
-#include "utils/memutils.h"
-
-/* Largest bytea: the whole varlena, header included, must fit in palloc. */
-#define BSON_MAX_ALLOC	MaxAllocSize
+/*
+ * Encoding conversion is done in pieces of at most this many source bytes,
+ * so that reserving room for the worst-case growth of a piece never asks
+ * for much more than the result needs.
+ */
+#define CONVERSION_CHUNK	65536
 
 static void report_bad_string(BsonWriter *w, const char *s, int len,
 							  int bad_offset, bool is_key,
 							  bool untranslatable) pg_attribute_noreturn();
+static void report_too_large(BsonWriter *w) pg_attribute_noreturn();
 
 /*
  * Start a writer whose output is expected to take about estimate bytes of
@@ -20,10 +23,10 @@ static void report_bad_string(BsonWriter *w, const char *s, int len,
 void
 bson_writer_init(BsonWriter *w, Size estimate)
 {
-	Size		cap = VARHDRSZ + Max(estimate, (Size) 64);
+	Size		cap;
 
-	if (cap > BSON_MAX_ALLOC)
-		cap = BSON_MAX_ALLOC;
+	w->max_size = (Size) bson_max_document_size;
+	cap = VARHDRSZ + Min(Max(estimate, (Size) 64), (Size) BSON_MAX_DOCUMENT_SIZE);
 	w->buf = palloc(cap);
 	w->pos = w->buf + VARHDRSZ;
 	w->end = w->buf + cap;
@@ -39,14 +42,38 @@ bson_writer_finish(BsonWriter *w)
 {
 	bytea	   *result = (bytea *) w->buf;
 
+	if ((Size) (w->pos - w->buf) - VARHDRSZ > w->max_size)
+		report_too_large(w);
 	SET_VARSIZE(result, w->pos - w->buf);
 	w->buf = w->pos = w->end = NULL;
 	return result;
 }
 
+static void
+report_too_large(BsonWriter *w)
+{
+	Size		written = (w->pos - w->buf) - VARHDRSZ;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("BSON document exceeds the maximum size of %zu bytes",
+					w->max_size),
+			 errdetail("%zu bytes had been written when the limit was reached.",
+					   written),
+			 w->max_size < (Size) BSON_MAX_DOCUMENT_SIZE
+			 ? errhint("The limit is set by bson_out.max_document_size.")
+			 : errhint("A bytea cannot hold more than %d bytes.",
+					   BSON_MAX_DOCUMENT_SIZE)));
+}
+
 /*
  * Make room for needed more bytes: at least double the buffer, so that a bad
- * estimate costs O(log n) reallocations, and never past the bytea limit.
+ * estimate costs O(log n) reallocations.  Requests may be worst cases (room
+ * for a string whose conversion could quadruple it), so the buffer may grow
+ * up to what palloc allows, whatever bson_out.max_document_size says; the
+ * document itself is held to that setting by the bytes actually written,
+ * here and in bson_writer_finish.  Either way the check comes before any
+ * write, so nothing can overflow.
  */
 void
 bson_writer_grow(BsonWriter *w, Size needed)
@@ -55,15 +82,11 @@ bson_writer_grow(BsonWriter *w, Size needed)
 	Size		cap = w->end - w->buf;
 	Size		newcap;
 
-	if (needed > BSON_MAX_ALLOC - used)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("BSON document is too large"),
-				 errdetail("The encoded document would exceed the maximum bytea size of %zu bytes.",
-						   (Size) BSON_MAX_ALLOC - VARHDRSZ)));
+	if (used - VARHDRSZ > w->max_size || needed > MaxAllocSize - used)
+		report_too_large(w);
 	newcap = Max(cap * 2, used + needed);
-	if (newcap > BSON_MAX_ALLOC)
-		newcap = BSON_MAX_ALLOC;
+	if (newcap > MaxAllocSize)
+		newcap = MaxAllocSize;
 	w->buf = repalloc(w->buf, newcap);
 	w->pos = w->buf + used;
 	w->end = w->buf + newcap;
@@ -123,6 +146,7 @@ write_utf8(BsonWriter *w, const char *s, int len, Size tail, bool is_key)
 {
 	const BsonEncoding *enc = w->enc;
 	int			ascii;
+	int			n;
 
 	if (enc->kind == BSON_ENC_UTF8)
 	{
@@ -151,38 +175,52 @@ write_utf8(BsonWriter *w, const char *s, int len, Size tail, bool is_key)
 	}
 	else
 	{
-		/* ASCII prefix as is, then convert segment by segment between NULs */
+		/*
+		 * ASCII prefix as is, then the rest converted piece by piece: pieces
+		 * end at a NUL (copied as is, since conversion procedures reject it)
+		 * or at a character boundary after CONVERSION_CHUNK bytes.
+		 */
 		Size		start = w->pos - w->buf;
-		char	   *out;
 		int			off = ascii;
 
-		bson_reserve(w, (Size) ascii + (Size) (len - ascii) * MAX_CONVERSION_GROWTH + 1 + tail);
-		out = w->pos;
-		memcpy(out, s, ascii);
-		out += ascii;
+		bson_reserve(w, ascii + tail);
+		memcpy(w->pos, s, ascii);
+		w->pos += ascii;
 		while (off < len)
 		{
-			const char *nul = memchr(s + off, '\0', len - off);
-			int			seglen = nul ? (int) (nul - (s + off)) : len - off;
+			const char *nul = memchr(s + off, '\0', Min(len - off, CONVERSION_CHUNK));
+			int			seglen;
 
+			if (nul)
+				seglen = (int) (nul - (s + off));
+			else if (len - off <= CONVERSION_CHUNK)
+				seglen = len - off;
+			else
+				seglen = pg_encoding_mbcliplen(enc->server_encoding, s + off,
+											   len - off, CONVERSION_CHUNK);
 			if (seglen > 0)
 			{
 				int			bad_offset;
-				int			n = bson_convert_to_utf8(enc, s + off, seglen, out, &bad_offset);
+				int			converted;
 
-				if (n < 0)
+				bson_reserve(w, (Size) seglen * MAX_CONVERSION_GROWTH + 1 + tail);
+				converted = bson_convert_to_utf8(enc, s + off, seglen, w->pos, &bad_offset);
+				if (converted < 0)
 					report_bad_string(w, s, len, off + bad_offset, is_key, true);
-				out += n;
+				w->pos += converted;
 				off += seglen;
 			}
 			if (nul)
 			{
-				*out++ = '\0';
+				bson_reserve(w, 1 + tail);
+				*w->pos++ = '\0';
 				off++;
 			}
 		}
-		Assert(out <= w->end);
-		return (int) (out - (w->buf + start));
+		bson_reserve(w, tail);
+		n = (int) ((w->pos - w->buf) - start);
+		w->pos = w->buf + start;
+		return n;
 	}
 }
 

@@ -32,6 +32,7 @@
 #include "bson_encoding.h"
 
 #include "lib/stringinfo.h"
+#include "utils/memutils.h"
 #include "port/pg_bswap.h"
 
 /* Element types (bsonspec.org, version 1.1) */
@@ -75,12 +76,17 @@ typedef struct BsonWriter
 	char	   *end;			/* end of allocated room */
 	const BsonEncoding *enc;	/* server encoding -> UTF-8 */
 	bool		ascii_fast_path;	/* bson_out.ascii_fast_path */
+	Size		max_size;		/* bson_out.max_document_size */
 	BsonLocateCallback locate;	/* may be NULL */
 	void	   *locate_arg;
 } BsonWriter;
 
-/* bson_out.ascii_fast_path, defined in bson_out.c */
-extern bool bson_ascii_fast_path_enabled;
+/* Settings, defined in bson_out.c */
+extern bool bson_ascii_fast_path_enabled;	/* bson_out.ascii_fast_path */
+extern int	bson_max_document_size; /* bson_out.max_document_size, bytes */
+
+/* The largest BSON a bytea can hold: palloc's limit less the header. */
+#define BSON_MAX_DOCUMENT_SIZE	((int) (MaxAllocSize - VARHDRSZ))
 
 /* bson_writer.c */
 extern void bson_writer_init(BsonWriter *w, Size estimate);

@@ -188,8 +188,10 @@ class Gen:
     def __init__(self, rng, alphabet):
         self.r = rng
         self.enc = "latin-1" if alphabet == "latin1" else "utf-8"
-        self.non_ascii = (["é", "ü", "ß", "ÿ", "©"] if alphabet == "latin1"
-                          else ["é", "ж", "東", "😀", "ü", "€"])
+        # plus the first/last code points of each UTF-8 length class
+        self.non_ascii = (["é", "ü", "ß", "ÿ", "©", "\x80", "\xa0"] if alphabet == "latin1"
+                          else ["é", "ж", "東", "😀", "ü", "€", "\x80", "\u07ff",
+                                "\u0800", "\uffff", "\U00010000", "\U0010ffff"])
 
     def text(self, nbytes, p_non, p_esc):
         """A string of exactly `nbytes` bytes in the server encoding."""
@@ -208,18 +210,26 @@ class Gen:
             left -= len(c.encode(self.enc))
         return "".join(out)
 
+    def ascii_run(self, n):
+        """n bytes of ASCII with one non-ASCII char somewhere (fast-path edges)."""
+        c = self.r.choice(self.non_ascii)
+        n = max(0, n - len(c.encode(self.enc)))
+        a = self.r.randint(0, n)
+        return "a" * a + c + "b" * (n - a)
+
     def key(self):
         r = self.r
         n = r.choice(KEY_LENGTHS) if r.random() < 0.3 else r.randint(1, 8)
+        if r.random() < 0.05:
+            return self.ascii_run(n)
         return self.text(n, r.choice([0, 0, 0.3, 1]), r.choice([0, 0, 0, 0.1]))
 
     def string(self):
         r = self.r
         x = r.random()
         if x < 0.1:   # one non-ASCII char inside an ASCII run (fast-path edges)
-            a, b = r.randint(0, 40), r.randint(0, 40)
-            return "a" * a + r.choice(self.non_ascii) + "b" * b
-        n = (r.choice([126, 127, 128, 129, 255, 256, 1000, 4096]) if x < 0.15
+            return self.ascii_run(r.choice([1, 2, 8, 24, 25, 26, r.randint(1, 80)]))
+        n = (r.choice([24, 25, 26, 126, 127, 128, 255, 256, 1000, 4096]) if x < 0.2
              else r.randint(0, 20))
         return self.text(n, r.choice([0, 0, 0.05, 0.5]), r.choice([0, 0, 0.05, 0.3]))
 
@@ -250,7 +260,7 @@ class Gen:
         r = self.r
         x = r.random()
         if depth < maxdepth and x < 0.3:
-            n = 0 if r.random() < 0.1 else r.randint(1, 6)
+            n = 0 if r.random() < 0.1 else r.randint(1, 6 if r.random() < 0.9 else 30)
             if x < 0.15:
                 return Obj((self.key(), self.value(depth + 1, maxdepth)) for _ in range(n))
             return [self.value(depth + 1, maxdepth) for _ in range(n)]
@@ -278,6 +288,9 @@ class Gen:
         if 10 <= i <= 12:  # every key length, ASCII and not
             return Obj((self.text(n, p, 0), Num(str(n))) for n in KEY_LENGTHS
                        for p in ([0, 0.5, 1] if i == 10 else [0.2]))
+        if i == 13:        # big containers: 4-digit array indexes, 2000 keys
+            return Obj([("arr", [self.value(2, 3) for _ in range(2500)]),
+                        ("obj", Obj(("k%d" % j, self.value(2, 2)) for j in range(2000)))])
         return Obj((self.key(), self.value(1, r.choice([1, 2, 3, 4, 5, 6])))
                    for _ in range(0 if r.random() < 0.03 else r.randint(1, 8)))
 

@@ -1,0 +1,365 @@
+#!/bin/bash
+# bson_out benchmark suite: one command, everything on a throwaway cluster.
+#
+#   ./bench/run.sh            full run (~20-30 min on 2 cores), writes BENCHMARKS.md
+#   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (~4 min), to try it out
+#
+# See bench/README.md for what it measures and the files it writes.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH_DIR")
+# shellcheck source=../scripts/lib.sh
+source "$ROOT/scripts/lib.sh"
+
+usage() {
+	cat <<'EOF'
+usage: bench/run.sh [options]
+  --quick            tables at 1/10 of full size, 3 repetitions, short per-call runs;
+                     results go to bench/results/<time>-quick/, BENCHMARKS.md untouched
+  --reps N           timed repetitions per variant (default 9, quick 3)
+  --rep-secs S       target seconds per timed scan repetition (default 1.0, quick 0.3)
+  --call-secs S      seconds per per-call pgbench repetition (default 5, quick 2)
+  --no-latin1        skip the LATIN1 database
+  --no-jsbson        skip the js-bson (Node.js) reference
+  --no-memory        skip the peak-memory check (200k vs 1M rows)
+  --no-callgrind     skip the instructions-per-document counts
+  --publish          write BENCHMARKS.md and bench/results/latest.png (default for full runs)
+  --no-publish       do not (default for --quick)
+  --out DIR          results directory (default bench/results/<UTC time>[-quick])
+EOF
+}
+
+QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 PUBLISH= OUT=
+ARGS=("$@")
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--reps) REPS=$2; shift ;;
+	--rep-secs) REP_SECS=$2; shift ;;
+	--call-secs) CALL_SECS=$2; shift ;;
+	--no-latin1) LATIN1=0 ;;
+	--no-jsbson) JSBSON=0 ;;
+	--no-memory) MEMORY=0 ;;
+	--no-callgrind) CALLGRIND=0 ;;
+	--publish) PUBLISH=1 ;;
+	--no-publish) PUBLISH=0 ;;
+	--out) OUT=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ "$QUICK" = 1 ]; then
+	SCALE=0.1; : "${REPS:=3}" "${REP_SECS:=0.3}" "${CALL_SECS:=2}" "${PUBLISH:=0}"
+	CG_ROWS=2000; CG_ROWS_LARGE=100; MODE=quick
+else
+	SCALE=1; : "${REPS:=9}" "${REP_SECS:=1.0}" "${CALL_SECS:=5}" "${PUBLISH:=1}"
+	CG_ROWS=10000; CG_ROWS_LARGE=500; MODE=full
+fi
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+: "${OUT:=$BENCH_DIR/results/$STAMP$([ "$QUICK" = 1 ] && echo -quick)}"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+exec > >(tee -a "$OUT/run.log") 2>&1
+T_START=$(date +%s)
+
+# Development aid: BENCH_FAKE_EXTENSION=1 replaces the extension by a SQL
+# stand-in (to_bson = convert_to(doc::text)) so that the suite itself can be
+# worked on while the C code does not build.  Its figures mean nothing.
+FAKE=${BENCH_FAKE_EXTENSION:-0}
+
+TABLES=(small medium large keys)
+DB=bench
+DB_L1=bench_latin1
+
+phase() { log "[$(( $(date +%s) - T_START ))s] $*"; }
+die() { echo "bench: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- setup
+phase "results in $OUT ($MODE mode: scale $SCALE, $REPS repetitions)"
+pkgs=(gnuplot-nox valgrind)
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
+install_packages "${pkgs[@]}"
+
+if [ "$JSBSON" = 1 ]; then
+	want=$(sed -n 's/.*"bson": *"\([^"]*\)".*/\1/p' "$BENCH_DIR/package.json" | head -1)
+	have=$(node -p 'require("./node_modules/bson/package.json").version' 2>/dev/null || true)
+	if [ "$have" != "$want" ]; then
+		phase "npm ci (js-bson $want)"
+		(cd "$BENCH_DIR" && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+fi
+
+if [ "$FAKE" = 1 ]; then
+	log "BENCH_FAKE_EXTENSION=1: not building; to_bson is a SQL stand-in, figures are meaningless"
+else
+	(cd "$ROOT" && build_install)
+fi
+
+CLUSTER_OPTS="-c shared_buffers=2GB -c max_parallel_workers_per_gather=0 -c jit=off \
+-c autovacuum=off -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+-c max_wal_size=8GB -c checkpoint_timeout=1h -c work_mem=64MB"
+export CLUSTER_OPTS
+cluster_start
+PSQL=(psql -X -q -v ON_ERROR_STOP=1)
+
+{
+	echo "date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "command=bench/run.sh${ARGS[*]:+ ${ARGS[*]}}"
+	echo "mode=$MODE"
+	echo "scale=$SCALE"
+	echo "reps=$REPS"
+	echo "rep_secs=$REP_SECS"
+	echo "call_secs=$CALL_SECS"
+	echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+	echo "nproc=$(nproc)"
+	echo "mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+	echo "os=$(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
+	echo "postgres=$(postgres --version)"
+	echo "cluster_opts=$(echo $CLUSTER_OPTS)"
+	echo "node=$(node --version 2>/dev/null || echo none)"
+	echo "jsbson=$(cd "$BENCH_DIR" && node -p 'require("bson/package.json").version' 2>/dev/null || echo none)"
+	echo "git=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo none)$(cd "$ROOT" && [ -n "$(git status --porcelain -- . ':!bench/results' 2>/dev/null)" ] && echo ' (uncommitted changes)')"
+	echo "fake_extension=$FAKE"
+	echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/meta.env"
+load1=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load1" 'BEGIN {exit !(l > 0.5)}'; then
+	log "warning: load average $load1 before the run; something else is using the CPUs, timings will be noisy"
+fi
+
+DBS=("$DB")
+[ "$LATIN1" = 1 ] && DBS+=("$DB_L1")
+createdb "$DB"
+[ "$LATIN1" = 1 ] && createdb -E LATIN1 -T template0 --locale=C "$DB_L1"
+for db in "${DBS[@]}"; do
+	if [ "$FAKE" = 1 ]; then
+		"${PSQL[@]}" -d "$db" -c "CREATE FUNCTION to_bson(doc jsonb) RETURNS bytea
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$"
+	else
+		"${PSQL[@]}" -d "$db" -c "CREATE EXTENSION bson_out"
+	fi
+	"${PSQL[@]}" -d "$db" -c "CREATE EXTENSION pg_prewarm"
+done
+gucty=$("${PSQL[@]}" -d "$DB" -At -c "SELECT octet_length(to_bson('{\"a\": 1}'))" \
+	-c "SELECT vartype FROM pg_settings WHERE name = 'bson_out.ascii_fast_path'" | tail -1)
+if [ "$gucty" != bool ]; then
+	log "warning: bson_out.ascii_fast_path is not a bool setting of the loaded library ('$gucty'); fast-off = fast-on"
+fi
+
+# ---------------------------------------------------------------- data
+phase "generating data (deterministic)"
+"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE"
+[ "$LATIN1" = 1 ] && "$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB_L1" --latin1 --scale "$SCALE"
+echo "db,table,rows,heap_bytes,toast_bytes,avg_text_bytes,avg_stored_bytes,avg_bson_bytes,total_bson_bytes,compressed_docs" >"$OUT/tables.csv"
+for db in "${DBS[@]}"; do
+	"${PSQL[@]}" -d "$db" -c "VACUUM (FREEZE, ANALYZE)"
+	for t in "${TABLES[@]}"; do
+		"${PSQL[@]}" -d "$db" -At -F, -c "SELECT '$db', '$t', count(*), pg_relation_size('$t'),
+			coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0),
+			round(avg(octet_length(doc::text)), 1), round(avg(pg_column_size(doc)), 1),
+			round(avg(octet_length(to_bson(doc))), 1), sum(octet_length(to_bson(doc))),
+			count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL)
+			FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
+	done
+done
+column -s, -t "$OUT/tables.csv" | sed 's/^/   /'
+
+prewarm() {
+	local db
+	for db in "${DBS[@]}"; do
+		"${PSQL[@]}" -d "$db" -At -c "
+			WITH t AS (SELECT oid, reltoastrelid FROM pg_class
+			           WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
+			             AND relname IN ('small', 'medium', 'large', 'keys')),
+			     r AS (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
+			           UNION ALL SELECT indexrelid FROM pg_index
+			                     WHERE indrelid IN (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t))
+			SELECT sum(pg_prewarm(oid)) FROM r" >/dev/null
+	done
+}
+prewarm
+
+# ---------------------------------------------------------------- scans
+# A variant: db|table|name|script|extra pgbench arguments
+VARIANTS=()
+for db in "${DBS[@]}"; do
+	for t in "${TABLES[@]}"; do
+		VARIANTS+=("$db|$t|base|scan_base.sql|" "$db|$t|text|scan_text.sql|"
+			"$db|$t|bson|scan_bson.sql|" "$db|$t|bson_nofast|scan_bson_nofast.sql|")
+	done
+done
+VARIANTS+=("$DB|medium|par0|scan_bson_parallel.sql|-D workers=0"
+	"$DB|medium|par2|scan_bson_parallel.sql|-D workers=2")
+
+# pgbench_latency DB SCRIPT XACTS [args...] -> average latency in ms
+pgbench_latency() {
+	local db=$1 script=$2 n=$3 out
+	shift 3
+	out=$(pgbench -n -d "$db" -f "$BENCH_DIR/pgbench/$script" -t "$n" "$@" 2>&1) ||
+		{ echo "$out" >&2; die "pgbench failed: $db $script $*"; }
+	sed -n 's/^latency average = \([0-9.]*\) ms$/\1/p' <<<"$out"
+}
+
+phase "parallel plan check"
+{
+	echo "-- SET parallel_setup_cost/parallel_tuple_cost/min_parallel_table_scan_size = 0, max_parallel_workers_per_gather = 2"
+	"${PSQL[@]}" -d "$DB" -c "SET parallel_setup_cost = 0" -c "SET parallel_tuple_cost = 0" \
+		-c "SET min_parallel_table_scan_size = 0" -c "SET max_parallel_workers_per_gather = 2" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT sum(octet_length(to_bson(doc))) FROM medium"
+} >"$OUT/parallel_explain.txt" 2>&1
+sed 's/^/   /' "$OUT/parallel_explain.txt"
+if grep -q 'Workers Launched: 2' "$OUT/parallel_explain.txt"; then
+	echo "parallel_workers_launched=2" >>"$OUT/meta.env"
+else
+	echo "parallel_workers_launched=no" >>"$OUT/meta.env"
+	log "warning: the parallel scan did not launch 2 workers (see parallel_explain.txt)"
+fi
+
+phase "scan warm-up and calibration (${#VARIANTS[@]} variants, ~${REP_SECS}s per repetition)"
+declare -A XACTS
+for v in "${VARIANTS[@]}"; do
+	IFS='|' read -r db t name script extra <<<"$v"
+	# shellcheck disable=SC2086
+	lat=$(pgbench_latency "$db" "$script" 1 -D table="$t" $extra)
+	XACTS[$v]=$(awk -v l="$lat" -v s="$REP_SECS" 'BEGIN {n = int(s * 1000 / l + 0.5); print (n < 1 ? 1 : n)}')
+	printf '   %-13s %-7s %-12s %9.2f ms  -> %d per repetition\n' "$db" "$t" "$name" "$lat" "${XACTS[$v]}"
+done
+
+phase "scans: $REPS interleaved rounds"
+echo "round,db,table,variant,xacts,latency_ms" >"$OUT/scans.csv"
+nv=${#VARIANTS[@]}
+for ((r = 1; r <= REPS; r++)); do
+	# a new (seeded, so repeatable) order every round: no variant always
+	# follows the same one or runs at the same point of the round
+	for i in $("$PYTHON" -c "import random; l = list(range($nv)); random.Random($r).shuffle(l); print(*l)"); do
+		v=${VARIANTS[$i]}
+		IFS='|' read -r db t name script extra <<<"$v"
+		# shellcheck disable=SC2086
+		lat=$(pgbench_latency "$db" "$script" "${XACTS[$v]}" -D table="$t" $extra)
+		echo "$r,$db,$t,$name,${XACTS[$v]},$lat" >>"$OUT/scans.csv"
+	done
+	log "   round $r/$REPS done"
+done
+
+# ---------------------------------------------------------------- per call
+phase "per call: pgbench -M prepared, ${CALL_SECS}s x $REPS rounds each"
+NROWS=$("${PSQL[@]}" -d "$DB" -At -c "SELECT max(id) FROM medium")
+pgbench_tps() {
+	local script=$1 secs=$2 out
+	out=$(pgbench -n -M prepared -d "$DB" -f "$BENCH_DIR/pgbench/$script" -D nrows="$NROWS" -T "$secs" 2>&1) ||
+		{ echo "$out" >&2; die "pgbench failed: $script"; }
+	sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out"
+}
+pgbench_tps call_bson.sql 1 >/dev/null
+pgbench_tps call_text.sql 1 >/dev/null
+echo "round,variant,tps" >"$OUT/percall.csv"
+for ((r = 1; r <= REPS; r++)); do
+	if ((r % 2)); then order=(bson text); else order=(text bson); fi
+	for name in "${order[@]}"; do
+		echo "$r,$name,$(pgbench_tps "call_$name.sql" "$CALL_SECS")" >>"$OUT/percall.csv"
+	done
+done
+tail -n +2 "$OUT/percall.csv" | sed 's/^/   /'
+
+# ---------------------------------------------------------------- js-bson
+WORK=$CLUSTER_DIR/work
+mkdir -p "$WORK"
+if [ "$JSBSON" = 1 ]; then
+	phase "js-bson: exporting documents (doc::text), then BSON.serialize x $REPS"
+	inputs=()
+	for t in "${TABLES[@]}"; do
+		"${PSQL[@]}" -d "$DB" -At -v FETCH_COUNT=10000 -c "SELECT doc::text FROM $t ORDER BY id" >"$WORK/$t.jsonl"
+		inputs+=("$t=$WORK/$t.jsonl")
+	done
+	node --max-old-space-size=8192 "$BENCH_DIR/jsbson.js" --reps "$REPS" --out "$OUT/jsbson.csv" "${inputs[@]}"
+	rm -f "$WORK"/*.jsonl
+fi
+
+# ---------------------------------------------------------------- memory
+if [ "$MEMORY" = 1 ]; then
+	phase "memory: full medium scan at $NROWS and $((NROWS * 5)) rows"
+	"${PSQL[@]}" -d "$DB" -c "CREATE TABLE medium_x5 AS
+		SELECT k * $NROWS + id AS id, doc FROM medium, generate_series(0, 4) k ORDER BY k, id"
+	"${PSQL[@]}" -d "$DB" -c "VACUUM (FREEZE, ANALYZE) medium_x5"
+	"$PYTHON" "$BENCH_DIR/memtest.py" --dbname "$DB" --out "$OUT/memory.csv" medium medium_x5
+fi
+
+# ---------------------------------------------------------------- callgrind
+if [ "$CALLGRIND" = 1 ]; then
+	if [ "$FAKE" = 1 ]; then
+		SYM=jsonb_out
+	else
+		SYM=$("${PSQL[@]}" -d "$DB" -At -c "SELECT prosrc FROM pg_proc
+			WHERE proname = 'to_bson' AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')")
+	fi
+	[ -n "$SYM" ] || die "cannot find the C symbol of to_bson"
+	phase "callgrind: instructions per document (C symbol $SYM; $CG_ROWS rows, large $CG_ROWS_LARGE)"
+	"${CLUSTER_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null
+	CG=$CLUSTER_DIR/cg
+	mkdir -p "$CG" "$OUT/callgrind"
+	chown postgres: "$CG" 2>/dev/null || true
+	echo "db,table,variant,rows,ir_total,ir_detoast" >"$OUT/callgrind.csv"
+	cg_specs=()
+	for t in "${TABLES[@]}"; do
+		for name in bson bson_nofast text base; do cg_specs+=("$DB|$t|$name"); done
+	done
+	if [ "$LATIN1" = 1 ]; then
+		for t in "${TABLES[@]}"; do
+			for name in bson bson_nofast; do cg_specs+=("$DB_L1|$t|$name"); done
+		done
+	fi
+	for spec in "${cg_specs[@]}"; do
+		IFS='|' read -r db t name <<<"$spec"
+		rows=$CG_ROWS
+		[ "$t" = large ] && rows=$CG_ROWS_LARGE
+		case $name in
+		bson) expr="to_bson(doc)"; fast=on; toggles=(--toggle-collect="$SYM") ;;
+		bson_nofast) expr="to_bson(doc)"; fast=off; toggles=(--toggle-collect="$SYM") ;;
+		text) expr="doc::text"; fast=on; toggles=(--toggle-collect=jsonb_out --toggle-collect=textin) ;;
+		base) expr="jsonb_typeof(doc)"; fast=on; toggles=(--toggle-collect=jsonb_typeof) ;;
+		esac
+		base_name="${db}_${t}_${name}"
+		printf '%s\n' "SET max_parallel_workers_per_gather = 0" "SET bson_out.ascii_fast_path = $fast" \
+			"SELECT sum(octet_length($expr)) FROM (SELECT doc FROM $t WHERE id <= $rows) s" >"$CG/$base_name.sql"
+		"${CLUSTER_RUNAS[@]}" valgrind --tool=callgrind --callgrind-out-file="$CG/$base_name.out" "${toggles[@]}" \
+			"$PG_BINDIR/postgres" --single -D "$CLUSTER_DIR/data" -c shared_buffers=512MB -c jit=off \
+			-c max_parallel_workers_per_gather=0 "$db" <"$CG/$base_name.sql" >"$CG/$base_name.log" 2>&1 || true
+		if grep -q 'ERROR' "$CG/$base_name.log" || ! grep -q '^totals:' "$CG/$base_name.out" 2>/dev/null; then
+			cp "$CG/$base_name.log" "$OUT/callgrind/$base_name.log"
+			log "warning: callgrind $spec failed (see callgrind/$base_name.log)"
+			continue
+		fi
+		total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$CG/$base_name.out")
+		# detoasting inside the function: the fmgr wrappers' inclusive cost, or
+		# detoast_attr's where the code calls it directly
+		detoast=$(callgrind_annotate --inclusive=yes --threshold=100 "$CG/$base_name.out" 2>/dev/null | awk '
+			{ gsub(",", "", $1) }
+			/:pg_detoast_datum(_packed|_copy)? / { w += $1 }
+			/:detoast_attr / { a += $1 }
+			END { print (w > 0 ? w : a + 0) }')
+		echo "$db,$t,$name,$rows,$total,$detoast" >>"$OUT/callgrind.csv"
+		printf '   %-13s %-7s %-12s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
+			"$(awk -v a="$total" -v n="$rows" 'BEGIN {print a / n}')" "$(awk -v a="$detoast" -v n="$rows" 'BEGIN {print a / n}')"
+		# the profile (self cost per function) for whoever optimises next
+		callgrind_annotate --threshold=99 "$CG/$base_name.out" 2>/dev/null |
+			sed -n '/^Ir *file:function/,$p' | head -45 >"$OUT/callgrind/$base_name.txt"
+		rm -f "$CG/$base_name.out"
+	done
+fi
+
+echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/meta.env"
+echo "duration_s=$(( $(date +%s) - T_START ))" >>"$OUT/meta.env"
+cluster_stop
+
+# ---------------------------------------------------------------- report
+phase "report"
+report_args=("$OUT")
+if [ "$PUBLISH" = 1 ]; then
+	report_args+=(--publish "$ROOT/BENCHMARKS.md" --chart-copy "$BENCH_DIR/results/latest.png")
+fi
+"$PYTHON" "$BENCH_DIR/report.py" "${report_args[@]}"
+phase "done: $OUT"

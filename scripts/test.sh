@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The full test suite, from a fresh Debian 12 machine (as root) or any machine
+# with PostgreSQL 15 and the packages below installed:
+#   - installs what is missing (PostgreSQL 15 server and headers, pymongo's
+#     BSON codec and psycopg2 as the independent oracle),
+#   - builds with -Werror and installs the extension,
+#   - starts a throwaway cluster on a private socket and port,
+#   - runs the pg_regress suites (UTF8 database, then LATIN1 and SQL_ASCII),
+#   - runs the cross-check against pymongo's decoder (10,000 generated
+#     documents in UTF8, LATIN1 and SQL_ASCII databases),
+#   - stops and removes the cluster.
+# The last line says "tests: N passed, M failed"; the exit status is 0 only
+# when nothing failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+install_packages || exit 1
+make -s clean >/dev/null 2>&1
+build_install COPT=-Werror || exit 1
+cluster_start || exit 1
+
+passed=0
+failed=0
+failures=()
+
+# pg_regress: count its per-test "ok" and "FAILED" lines
+regress() {
+	local label=$1
+	shift
+	local out
+	log "pg_regress: $label"
+	out=$(make -s "$@" 2>&1)
+	local rc=$?
+	printf '%s\n' "$out" | grep -E '^(test | ?[a-z_]+ +\.\.\.|ok |not ok )' || printf '%s\n' "$out"
+	local ok bad
+	ok=$(printf '%s\n' "$out" | grep -cE '\.\.\. ok')
+	bad=$(printf '%s\n' "$out" | grep -cE '\.\.\. FAILED|\.\.\. failed')
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ $rc -ne 0 ]; then
+		[ "$bad" -gt 0 ] || failed=$((failed + 1))
+		failures+=("pg_regress $label")
+		[ -f regression.diffs ] && head -200 regression.diffs
+	fi
+}
+
+regress "UTF8 database" installcheck
+regress "LATIN1 and SQL_ASCII databases" installcheck-encodings
+
+# the cross-check against pymongo; counts documents
+crosscheck() {
+	local label=$1 db=$2 encoding=$3
+	shift 3
+	log "cross-check with pymongo: $label"
+	createdb -T template0 -E "$encoding" "$db" && psql -qX -d "$db" -c 'CREATE EXTENSION bson_out' || {
+		failed=$((failed + 1)); failures+=("crosscheck $label: setup"); return; }
+	local out
+	out=$(PGDATABASE=$db "$PYTHON" test/crosscheck.py "$@" 2>&1)
+	local rc=$?
+	printf '%s\n' "$out" | tail -25
+	local line ok bad
+	line=$(printf '%s\n' "$out" | grep -E '^crosscheck: [0-9]+ passed, [0-9]+ failed' | tail -1)
+	ok=$(printf '%s' "$line" | sed -E 's/^crosscheck: ([0-9]+) passed.*/\1/')
+	bad=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	passed=$((passed + ${ok:-0}))
+	failed=$((failed + ${bad:-0}))
+	if [ $rc -ne 0 ] || [ -z "$line" ]; then
+		[ "${bad:-0}" -gt 0 ] || failed=$((failed + 1))
+		failures+=("crosscheck $label")
+	fi
+}
+
+crosscheck "UTF8 database" xcheck_utf8 UTF8 --count 10000
+crosscheck "LATIN1 database" xcheck_latin1 LATIN1 --count 3000 --alphabet latin1 --seed 2
+crosscheck "SQL_ASCII database" xcheck_sql_ascii SQL_ASCII --count 3000 --seed 3
+
+cluster_stop
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failed: ${failures[*]}"
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,47 @@
+-- Runs in a LATIN1 database (make installcheck-encodings): keys and strings
+-- are converted to UTF-8; ASCII passes through.  The file is pure ASCII and
+-- writes LATIN1 bytes with E'\x..' escapes, so the client encoding does not
+-- matter.
+SELECT getdatabaseencoding() <> 'LATIN1' AS skip_test \gset
+\if :skip_test
+\quit
+\endif
+
+-- e-acute is 0xe9 in LATIN1 and c3 a9 in UTF-8
+SELECT encode(to_bson(jsonb_build_object(E'caf\xe9', E'cr\xe8me br\xfbl\xe9e')), 'hex');
+SELECT encode(to_bson(jsonb_build_object('ascii', 'plain')), 'hex');
+
+-- every LATIN1 character from 0xa0 to 0xff in one value: 96 characters,
+-- 192 bytes of UTF-8
+SELECT octet_length(b) AS doc_bytes,
+       substring(b FROM 12 FOR 192) = convert_to(s, 'UTF8') AS utf8_ok
+FROM (SELECT string_agg(chr(c), '' ORDER BY c) AS s FROM generate_series(160, 255) c) x,
+     to_bson(jsonb_build_object('s', s)) AS b;
+
+-- keys of 24, 25 and 26 bytes with a non-ASCII last byte, first byte, and
+-- none, fast path on and off: identical bytes
+CREATE TEMP TABLE samples AS
+SELECT row_number() OVER () AS id,
+       jsonb_build_object(k, k, 'arr', jsonb_build_array(k, 1)) AS doc
+FROM (SELECT repeat('a', n - 1) || E'\xfc' AS k FROM generate_series(1, 30) n
+      UNION ALL SELECT E'\xdf' || repeat('b', n - 1) FROM generate_series(1, 30) n
+      UNION ALL SELECT repeat('c', n) FROM generate_series(0, 30) n) s;
+SET bson_out.ascii_fast_path = on;
+CREATE TEMP TABLE fast AS SELECT id, to_bson(doc) AS b FROM samples;
+SET bson_out.ascii_fast_path = off;
+CREATE TEMP TABLE general AS SELECT id, to_bson(doc) AS b FROM samples;
+RESET bson_out.ascii_fast_path;
+SELECT count(*) AS compared, count(*) FILTER (WHERE f.b IS DISTINCT FROM g.b) AS differing
+FROM fast f JOIN general g USING (id);
+
+-- every key comes out as PostgreSQL's own conversion to UTF-8 gives it
+SELECT count(*) AS keys_checked,
+       count(*) FILTER (WHERE position(convert_to(k, 'UTF8') || '\x00'::bytea IN b) = 0) AS wrong
+FROM (SELECT s.doc, f.b FROM samples s JOIN fast f USING (id)) x,
+     LATERAL jsonb_object_keys(doc) AS k;
+
+-- long strings with conversion (the buffer grows beyond its estimate: every
+-- character doubles)
+SELECT octet_length(b) AS doc_bytes,
+       substring(b FROM 12 FOR 200000) = convert_to(repeat(E'\xe9', 100000), 'UTF8') AS utf8_ok
+FROM to_bson(jsonb_build_object('s', repeat(E'\xe9', 100000))) AS b;

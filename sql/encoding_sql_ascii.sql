@@ -1,0 +1,30 @@
+-- Runs in a SQL_ASCII database (make installcheck-encodings): bytes above
+-- 0x7f have no declared encoding, so they are passed through only when they
+-- already form valid UTF-8; otherwise 22021, naming the key or value.
+SELECT getdatabaseencoding() <> 'SQL_ASCII' AS skip_test \gset
+\if :skip_test
+\quit
+\endif
+
+-- valid UTF-8 (c3 a9 is e-acute; f0 9f 98 80 an emoji) passes through
+SELECT encode(to_bson(jsonb_build_object(E'caf\xc3\xa9', E'\xf0\x9f\x98\x80')), 'hex');
+SELECT encode(to_bson(jsonb_build_object('ascii', 'plain')), 'hex');
+
+-- a LATIN1 byte is not UTF-8: in a value
+SELECT to_bson(jsonb_build_object('name', E'caf\xe9'));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- in a key, nested, with the fast path off too
+SELECT to_bson(jsonb_build_object('a', jsonb_build_array(1, jsonb_build_object(E'k\xe9y', 1))));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SET bson_out.ascii_fast_path = off;
+SELECT to_bson(jsonb_build_object('a', jsonb_build_array(1, jsonb_build_object(E'k\xe9y', 1))));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+RESET bson_out.ascii_fast_path;
+-- a truncated sequence at the end of a long value, and an overlong encoding
+SELECT to_bson(jsonb_build_object('long', repeat('x', 40) || E'\xe6\x9d'));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT to_bson(jsonb_build_object('overlong', E'\xc0\xaf'));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- a UTF-16 surrogate written as UTF-8 bytes is not valid UTF-8 either
+SELECT to_bson(jsonb_build_object('surrogate', E'\xed\xa0\x80'));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
