@@ -18,7 +18,6 @@ HEADERS = src/bson_compat.h
 # databases (installcheck-encodings below).
 REGRESS = types numbers strings structure errors fast_path
 REGRESS_OPTS = --load-extension=$(EXTENSION)
-ENCODING_TESTS = encoding_latin1 encoding_sql_ascii
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
 # (unused parameters in inline functions), so they are included as system
@@ -32,7 +31,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # The encoding tests, each in a database of its encoding.
-installcheck-encodings: installcheck-latin1 installcheck-sql-ascii
+installcheck-encodings: installcheck-latin1 installcheck-sql-ascii installcheck-win1252
 
 installcheck-latin1:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=LATIN1 --dbname=bson_out_latin1 encoding_latin1
@@ -40,4 +39,7 @@ installcheck-latin1:
 installcheck-sql-ascii:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=SQL_ASCII --dbname=bson_out_sql_ascii encoding_sql_ascii
 
-.PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii
+installcheck-win1252:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=WIN1252 --dbname=bson_out_win1252 encoding_win1252
+
+.PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii installcheck-win1252

@@ -199,9 +199,15 @@ is_plain_key(const char *key, int keylen)
 	return true;
 }
 
-/* orders[2].at, or ["odd key"] where a key is not a plain identifier */
+/*
+ * orders[2].at, or ["odd key"] where a key is not a plain identifier.  The
+ * key that failed conversion itself is shown with its non-ASCII bytes as
+ * \xNN, since they are what could not be converted; every other key on the
+ * path was converted already and is shown as it is.
+ */
 static void
-append_path_part(StringInfo out, const char *key, int keylen, int index)
+append_path_part(StringInfo out, const char *key, int keylen, int index,
+				 bool escape_non_ascii)
 {
 	if (key == NULL)
 	{
@@ -220,9 +226,7 @@ append_path_part(StringInfo out, const char *key, int keylen, int index)
 	{
 		unsigned char c = (unsigned char) key[i];
 
-		/* bytes of unknown encoding (SQL_ASCII) are shown escaped */
-		if (c < 0x20 || c == 0x7F ||
-			(c >= 0x80 && GetDatabaseEncoding() == PG_SQL_ASCII))
+		if (c < 0x20 || c == 0x7F || (c >= 0x80 && escape_non_ascii))
 			appendStringInfo(out, "\\x%02x", c);
 		else
 		{
@@ -263,7 +267,7 @@ locate_in_container(const JsonbContainer *jc, const char *target, StringInfo out
 		}
 		JBE_ADVANCE_OFFSET(val_off, vje);
 
-		append_path_part(out, key, keylen, (int) i);
+		append_path_part(out, key, keylen, (int) i, key == target);
 		if (key == target)
 			return true;
 		if (JBE_ISCONTAINER(vje))

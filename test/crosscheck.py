@@ -63,8 +63,8 @@ def classify(text):
     # Decimal128 with the exact value: digits at display scale, trailing zeros
     # dropped only as far as needed (<= 34 digits, exponent >= -6176).
     coef, e = (intpart + frac).lstrip("0"), -len(frac)
-    while (len(coef) > 34 or e < -6176) and coef.endswith("0"):
-        coef, e = coef[:-1], e + 1
+    drop = min(max(len(coef) - 34, -6176 - e, 0), len(coef) - len(coef.rstrip("0")))
+    coef, e = coef[:len(coef) - drop], e + drop
     if len(coef) > 34:
         return ("error", "more than 34 significant digits")
     if e < -6176 or e > 6111:
@@ -182,6 +182,7 @@ ERROR_DOCS = [
 ]
 
 KEY_LENGTHS = [0, 1, 2, 5, 24, 25, 26, 100]
+ASCII = [chr(c) for c in range(0x20, 0x7f)]
 ESCAPES = ['"', "\\", "\n", "\t", "\r", "\b", "\f", "/"] + [chr(c) for c in range(1, 32)]
 
 class Gen:
@@ -194,21 +195,20 @@ class Gen:
                                 "\u0800", "\uffff", "\U00010000", "\U0010ffff"])
 
     def text(self, nbytes, p_non, p_esc):
-        """A string of exactly `nbytes` bytes in the server encoding."""
-        r, out, left = self.r, [], nbytes
-        while left > 0:
-            x = r.random()
-            if x < p_non:
-                c = r.choice(self.non_ascii)
-            elif x < p_non + p_esc:
-                c = r.choice(ESCAPES)
-            else:
-                c = chr(r.randint(0x20, 0x7e))
-            if len(c.encode(self.enc)) > left:
-                c = chr(r.randint(0x61, 0x7a))
-            out.append(c)
-            left -= len(c.encode(self.enc))
-        return "".join(out)
+        """A string of exactly `nbytes` bytes in the server encoding: ASCII
+        with probability p_non of a non-ASCII char and p_esc of a char that
+        JSON escapes, per character."""
+        pools = (ASCII, self.non_ascii, ESCAPES)
+        weights = (1 - p_non - p_esc, p_non, p_esc)
+        cum, acc = [], 0.0
+        for pool, w in zip(pools, weights):
+            for _ in pool:
+                acc += w / len(pool)
+                cum.append(acc)
+        s = "".join(self.r.choices(ASCII + self.non_ascii + ESCAPES, cum_weights=cum, k=nbytes))
+        # cut to nbytes on a character boundary, pad with ASCII
+        s = s.encode(self.enc)[:nbytes].decode(self.enc, "ignore")
+        return s + "x" * (nbytes - len(s.encode(self.enc)))
 
     def ascii_run(self, n):
         """n bytes of ASCII with one non-ASCII char somewhere (fast-path edges)."""

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The main job on sample data: install what is missing, build and install
+# bson_out, start a throwaway cluster, convert sample rows with to_bson and
+# show the BSON as pymongo's independent decoder reads it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+install_packages
+build_install
+cluster_start
+
+psql -qX -v ON_ERROR_STOP=1 <<'SQL'
+CREATE EXTENSION bson_out;
+CREATE TABLE people (id int, doc jsonb);
+INSERT INTO people VALUES
+  (1, '{"_id": 1, "name": "Ann", "email": "ann@example.com", "age": 34, "tags": ["admin", "ops"],
+        "address": {"city": "Zürich", "zip": "8001"}, "balance": 1234.56, "active": true, "manager": null}'),
+  (2, '{"_id": 2, "name": "東京 Tarō", "visits": 3000000000, "ratio": 0.1, "huge": 1e400, "tiny": 1e-400}'),
+  (3, '{"_id": 3, "nested": {"a": [1, [2, 3], {"b": "c"}]}}');
+\echo
+\echo 'SELECT id, to_bson(doc) FROM people:'
+SELECT id, octet_length(to_bson(doc)) AS bytes, encode(to_bson(doc), 'hex') AS bson FROM people ORDER BY id;
+SQL
+
+echo
+echo "Decoded by pymongo's BSON codec (python3-bson), with the BSON type of each value:"
+psql -qXAt -c "SELECT encode(to_bson(doc), 'hex') FROM people ORDER BY id" | "$PYTHON" -c '
+import sys, bson
+from bson.codec_options import CodecOptions
+from bson.son import SON
+
+def show(v):
+    if isinstance(v, dict):
+        return "{" + ", ".join("%s: %s" % (k, show(x)) for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(show(x) for x in v) + "]"
+    return "%r (%s)" % (v, type(v).__name__)
+
+for line in sys.stdin:
+    doc = bson.decode(bytes.fromhex(line.strip()), CodecOptions(document_class=SON))
+    print(show(doc))
+'
