@@ -10,8 +10,8 @@ with to_bson() (with bson_out.ascii_fast_path on and off) and compares every
 result, decoded by pymongo, with an oracle computed here from doc::text.
 Ends with the line "crosscheck: N passed, M failed"; exit status 0 iff M == 0.
 """
-import argparse, io, json, math, random, struct, sys, time
-from decimal import Decimal
+import argparse, io, json, math, random, struct, sys, time, traceback
+from decimal import Context, Decimal, localcontext
 
 import bson, psycopg2
 from bson.codec_options import CodecOptions
@@ -24,7 +24,10 @@ class Num:
     """A JSON number kept as its exact text."""
     __slots__ = ("text",)
     def __init__(self, text): self.text = text
-    def __repr__(self): return self.text if len(self.text) < 60 else self.text[:25] + "...(%d chars)" % len(self.text)
+    def __repr__(self): return shorten(self.text, 60)
+
+def shorten(t, n):
+    return t if len(t) <= n else t[:n] + "...(%d chars)" % len(t)
 
 class Obj(list):
     """A JSON object as an ordered list of (key, value) pairs."""
@@ -166,7 +169,12 @@ BOUNDARY = """0 -0 1 -1 2147483647 2147483648 -2147483648 -2147483649 2147483646
  9.999999999999999e22 2.2250738585072014e-308 4.9406564584124654e-324 0.000001
  1e-7 12345.67 1000000 1.500 1.000e-400 1e2 1.5e3 1E+2 12e-1 -0.0 2.5e-324
  1.7976931348623159e308 9.999999999999999999999999999999999e6144 1e-6176
- 1.0e-6176 1234567890123456789012345678901234e400 1e6144 -1e-6176 1e-323""".split()
+ 1.0e-6176 1234567890123456789012345678901234e400 1e6144 -1e-6176 1e-323
+ 9999999999999999999999999999999999e400 9999999999999999999999999999999999e-6176
+ 1.500e-400 2.50000e-330 1.2340000e-6170 1.2345678901234567890123456789012340000e-400 0.000
+ 2.4703282292062327e-324 2.4703282292062328e-324 1.7976931348623158e308
+ 9007199254740993 9007199254740993.0 9007199254740993.00000000000000000001
+ 90.07199254740992 90.07199254740993 1e22 1e23 8.98846567431158e307""".split()
 BOUNDARY += ["-" + b for b in BOUNDARY if not b.startswith("-")]
 
 # Documents to_bson must reject with SQLSTATE 22003 (no exact BSON value).
@@ -193,19 +201,21 @@ class Gen:
         self.non_ascii = (["é", "ü", "ß", "ÿ", "©", "\x80", "\xa0"] if alphabet == "latin1"
                           else ["é", "ж", "東", "😀", "ü", "€", "\x80", "\u07ff",
                                 "\u0800", "\uffff", "\U00010000", "\U0010ffff"])
+        self.tables = {}
 
     def text(self, nbytes, p_non, p_esc):
         """A string of exactly `nbytes` bytes in the server encoding: ASCII
         with probability p_non of a non-ASCII char and p_esc of a char that
         JSON escapes, per character."""
-        pools = (ASCII, self.non_ascii, ESCAPES)
-        weights = (1 - p_non - p_esc, p_non, p_esc)
-        cum, acc = [], 0.0
-        for pool, w in zip(pools, weights):
-            for _ in pool:
-                acc += w / len(pool)
-                cum.append(acc)
-        s = "".join(self.r.choices(ASCII + self.non_ascii + ESCAPES, cum_weights=cum, k=nbytes))
+        table = self.tables.get((p_non, p_esc))
+        if table is None:   # 256 slots, shared out by probability; cached
+            n_non = round(256 * p_non) or (p_non > 0)
+            n_esc = round(256 * p_esc) or (p_esc > 0)
+            table = ([self.non_ascii[j % len(self.non_ascii)] for j in range(n_non)]
+                     + [ESCAPES[j % len(ESCAPES)] for j in range(n_esc)])
+            table += [ASCII[j % len(ASCII)] for j in range(256 - len(table))]
+            self.tables[(p_non, p_esc)] = table
+        s = "".join(map(table.__getitem__, self.r.randbytes(nbytes)))
         # cut to nbytes on a character boundary, pad with ASCII
         s = s.encode(self.enc)[:nbytes].decode(self.enc, "ignore")
         return s + "x" * (nbytes - len(s.encode(self.enc)))
@@ -251,10 +261,43 @@ class Gen:
             if form == 1:
                 return "%s%sE%+d" % (sign, d, e)
             return sign + pg_numeric_text(d + "e" + str(e))
-        while True:       # random IEEE doubles (all bit patterns) via repr()
-            f = struct.unpack("<d", struct.pack("<Q", r.getrandbits(64)))[0]
+        if x < 0.98:      # random IEEE doubles (all bit patterns) via repr()
+            return repr(self.random_double())
+        while True:       # hard cases, retried if they have no BSON value
+            t = self.decimal128_number() if x < 0.99 else self.halfway_number()
+            if classify(pg_numeric_text(t))[0] != "error":
+                return t
+
+    def random_double(self):
+        while True:
+            f = struct.unpack("<d", struct.pack("<Q", self.r.getrandbits(64)))[0]
             if math.isfinite(f):
-                return repr(f)
+                return f
+
+    def decimal128_number(self):
+        """Beyond double's range: 1..34 digits (plus trailing zeros that count
+        at display scale), exponents near the double limits or anywhere."""
+        r = self.r
+        nd = r.randint(1, 34)
+        m = str(r.randint(10**(nd - 1), 10**nd - 1)) + "0" * r.randint(0, 4)
+        e = r.choice([r.randint(300, 420), r.randint(300, 6144)])
+        return "%s%s.%se%d" % (r.choice(["", "-"]), m[0], m[1:] or "0",
+                               e if r.random() < 0.5 else -e)
+
+    def halfway_number(self):
+        """The exact midpoint between two adjacent doubles, or it cut to
+        17..40 digits, or that plus one unit in its last digit: decimal to
+        double rounding must be exact here."""
+        r = self.r
+        f = abs(self.random_double())
+        with localcontext(Context(prec=2000)):
+            mid = ((Decimal(f) + Decimal(math.nextafter(f, math.inf))) / 2).normalize()
+            k = r.randint(17, 40)
+            sign, digits, exp = mid.as_tuple()
+            if r.random() < 0.4 or len(digits) <= k:
+                return str(mid)
+            cut = Decimal((0, digits[:k], exp + len(digits) - k))
+            return str(cut if r.random() < 0.5 else cut.next_plus())
 
     def value(self, depth, maxdepth):
         r = self.r
@@ -279,7 +322,8 @@ class Gen:
         if 1 <= i <= 5:   # a few very deep documents, objects and arrays mixed
             v = Num("42")
             for d in range(r.randint(100, 200)):
-                v = Obj([(self.key(), v), ("n", Num(str(d)))]) if r.random() < 0.5 else [v, d % 2 == 0]
+                v = (Obj([(self.key(), v), ("n", Num(str(d)))]) if r.random() < 0.5
+                     else [v, d % 2 == 0])
             return Obj([("deep", v)])
         if 6 <= i <= 9:   # a few long strings (up to 100 kB)
             n = [100000, 65536, 99999, 32767][i - 6]
@@ -297,7 +341,8 @@ class Gen:
 def dump(v):
     """Serialize a generated value; numbers keep their exact text."""
     if isinstance(v, Obj):
-        return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + dump(x) for k, x in v) + "}"
+        return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + dump(x)
+                               for k, x in v) + "}"
     if isinstance(v, list):
         return "[" + ", ".join(dump(x) for x in v) + "]"
     if isinstance(v, Num):
@@ -332,6 +377,8 @@ DECODE_OPTS = CodecOptions(document_class=dict)   # dict keeps element order
 def check_row(doc_text, b, b_slow):
     """All mismatches of one to_bson() result (fast path on: b, off: b_slow)."""
     out = []
+    if isinstance(b, str):   # to_bson raised
+        return [("", "bytea", b)]
     if b != b_slow:
         out.append(("", "same bytes with ascii_fast_path off",
                     "differs: off=%s" % (b_slow or b"")[:64].hex()))
@@ -347,41 +394,63 @@ def check_row(doc_text, b, b_slow):
         out.append(("", "well-formed BSON", "%s: %s" % (type(e).__name__, e)))
     return out
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=10000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--alphabet", choices=["utf8", "latin1"], default="utf8")
-    args = ap.parse_args()
-    t0 = time.time()
-    texts = generate(args.count, args.seed, args.alphabet)
+def pg_error(e):
+    """A psycopg2 error on one line."""
+    return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
 
+def to_bson_all(cur):
+    """{id: to_bson bytes, None for NULL, or a str describing its error}.
+    One query; if that fails, one query per row to find the failing rows."""
+    conv = lambda b: None if b is None else bytes(b)
+    try:
+        cur.execute("SELECT id, to_bson(doc) FROM t ORDER BY id")
+        return {i: conv(b) for i, b in cur.fetchall()}
+    except psycopg2.Error:
+        if cur.connection.closed:
+            raise
+    res = {}
+    cur.execute("SELECT id FROM t ORDER BY id")
+    for (i,) in cur.fetchall():
+        try:
+            cur.execute("SELECT to_bson(doc) FROM t WHERE id = %s", (i,))
+            res[i] = conv(cur.fetchone()[0])
+        except psycopg2.Error as e:
+            if cur.connection.closed:
+                raise
+            res[i] = "error " + pg_error(e)
+    return res
+
+def run(texts):
+    """Load, encode and check `texts`: (failures, rows, timestamps)."""
+    times = [time.time()]
     conn = psycopg2.connect("")
     conn.set_client_encoding("UTF8")   # the database may be LATIN1
     conn.autocommit = True
     cur = conn.cursor()
-    cur.execute("CREATE TEMP TABLE t (id int, doc jsonb)")
-    esc = lambda s: s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    cur.execute("CREATE TEMP TABLE t (id int PRIMARY KEY, doc jsonb)")
+    def esc(t):      # COPY text format
+        return t.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
     data = "".join("%d\t%s\n" % (i, esc(t)) for i, t in enumerate(texts))
     cur.copy_expert("COPY t (id, doc) FROM STDIN", io.BytesIO(data.encode("utf-8")))
-    t_load = time.time()
+    times.append(time.time())
 
     failed = {}      # doc id or check label -> list of (path, expected, got)
+    cur.execute("SELECT id, doc::text FROM t ORDER BY id")
+    doc_texts = cur.fetchall()
     cur.execute("SET bson_out.ascii_fast_path = on")
-    cur.execute("SELECT id, doc::text, to_bson(doc) FROM t ORDER BY id")
-    rows = [(i, txt, None if b is None else bytes(b)) for i, txt, b in cur.fetchall()]
+    fast = to_bson_all(cur)
     # Placeholder (misspelt) GUCs are not listed in pg_settings.
     cur.execute("SELECT count(*) FROM pg_settings WHERE name = 'bson_out.ascii_fast_path'")
     if cur.fetchone()[0] != 1:
         failed["guc"] = [("", "GUC bson_out.ascii_fast_path defined", "not defined")]
     cur.execute("SET bson_out.ascii_fast_path = off")
-    cur.execute("SELECT id, to_bson(doc) FROM t ORDER BY id")
-    slow = {i: None if b is None else bytes(b) for i, b in cur.fetchall()}
+    slow = to_bson_all(cur)
     cur.execute("RESET bson_out.ascii_fast_path")
-    t_sql = time.time()
+    times.append(time.time())
 
-    if len(rows) != args.count:
-        failed["rows"] = [("", "%d rows" % args.count, "%d rows" % len(rows))]
+    if len(doc_texts) != len(texts):
+        failed["rows"] = [("", "%d rows" % len(texts), "%d rows" % len(doc_texts))]
+    rows = [(i, txt, fast.get(i)) for i, txt in doc_texts]
     for i, txt, b in rows:
         out = check_row(txt, b, slow.get(i))
         if out:
@@ -390,27 +459,49 @@ def main():
     for j, t in enumerate(ERROR_DOCS):
         try:
             cur.execute("SELECT to_bson(%s::jsonb)", (t,))
-            got = "no error: " + bytes(cur.fetchone()[0])[:64].hex()
+            b = cur.fetchone()[0]
+            got = "no error: " + ("NULL" if b is None else bytes(b)[:64].hex())
         except psycopg2.Error as e:
-            got = None if e.pgcode == "22003" else "SQLSTATE %s: %s" % (e.pgcode, e.pgerror)
+            if conn.closed:
+                raise
+            got = None if e.pgcode == "22003" else pg_error(e)
         if got is not None:
             failed["error%d" % j] = [("", "SQLSTATE 22003 for " + t[:100], got)]
     conn.close()
+    times.append(time.time())
+    return failed, rows, times
 
-    texts_by_id = {i: txt for i, txt, _ in rows}
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--alphabet", choices=["utf8", "latin1"], default="utf8")
+    args = ap.parse_args()
+    t0 = time.time()
+    texts = generate(args.count, args.seed, args.alphabet)
+    total = args.count + len(ERROR_DOCS)
+    try:
+        failed, rows, times = run(texts)
+    except Exception as e:   # lost connection, crashed server, ...
+        traceback.print_exc()
+        print("crosscheck aborted: %s: %s" % (type(e).__name__, e))
+        print("crosscheck: 0 passed, %d failed" % total)
+        return 1
+    by_id = {i: (txt, b) for i, txt, b in rows}
     for k, out in list(failed.items())[:20]:
-        print("FAIL %s: %d mismatch(es)" % (k, len(out)))
-        if k in texts_by_id:
-            t = texts_by_id[k]
-            print("  doc::text: %s" % (t if len(t) <= 300 else t[:300] + "...(%d chars)" % len(t)))
+        print("FAIL %s: %d mismatch(es)" % ("doc %d" % k if k in by_id else k, len(out)))
+        if k in by_id:
+            t, b = by_id[k]
+            print("  doc::text: %s" % shorten(t, 300))
+            if isinstance(b, bytes):
+                print("  to_bson:   %s (%d bytes)" % (shorten(b.hex(), 300), len(b)))
         for path, e, g in out[:3]:
             print("  at %s\n    expected: %s\n    got:      %s" % (path or "$", e, g))
     # M counts failed documents and error checks, plus one each for a missing
     # GUC or a wrong row count; N the documents and error checks that passed.
-    total = args.count + len(ERROR_DOCS)
     passed = total - len([k for k in failed if k not in ("guc", "rows")])
-    print("timing: generate+load %.1fs, queries %.1fs, check %.1fs"
-          % (t_load - t0, t_sql - t_load, time.time() - t_sql), file=sys.stderr)
+    print("timing: generate %.1fs, load %.1fs, queries %.1fs, check %.1fs"
+          % ((times[0] - t0,) + tuple(b - a for a, b in zip(times, times[1:]))), file=sys.stderr)
     print("crosscheck: %d passed, %d failed" % (passed, len(failed)))
     return 0 if not failed else 1
 
