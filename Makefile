@@ -30,6 +30,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies unless PostgreSQL was configured with
+# --enable-depend; the headers are few, so every object depends on all.
+$(OBJS): $(wildcard src/*.h)
+
 # The encoding tests, each in a database of its encoding.
 installcheck-encodings: installcheck-latin1 installcheck-sql-ascii installcheck-win1252
 

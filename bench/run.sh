@@ -1,8 +1,8 @@
 #!/bin/bash
 # bson_out benchmark suite: one command, everything on a throwaway cluster.
 #
-#   ./bench/run.sh            full run (~20-30 min on 2 cores), writes BENCHMARKS.md
-#   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (~4 min), to try it out
+#   ./bench/run.sh            full run (about 20 min on 2 cores), writes BENCHMARKS.md
+#   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (about 2.5 min), to try it out
 #
 # See bench/README.md for what it measures and the files it writes.
 set -euo pipefail
@@ -85,8 +85,8 @@ command -v npm >/dev/null || pkgs+=(npm)
 install_packages "${pkgs[@]}"
 
 if [ "$JSBSON" = 1 ]; then
-	want=$(sed -n 's/.*"bson": *"\([^"]*\)".*/\1/p' "$BENCH_DIR/package.json" | head -1)
-	have=$(node -p 'require("./node_modules/bson/package.json").version' 2>/dev/null || true)
+	want=$(sed -n 's/.*"bson": *"\([^"]*\)".*/\1/p' "$BENCH_DIR/package.json")
+	have=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$BENCH_DIR/node_modules/bson/package.json" 2>/dev/null || true)
 	if [ "$have" != "$want" ]; then
 		phase "npm ci (js-bson $want)"
 		(cd "$BENCH_DIR" && npm ci --no-audit --no-fund --loglevel=error)
@@ -121,7 +121,7 @@ PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 	echo "postgres=$(postgres --version)"
 	echo "cluster_opts=$(echo $CLUSTER_OPTS)"
 	echo "node=$(node --version 2>/dev/null || echo none)"
-	echo "jsbson=$(cd "$BENCH_DIR" && node -p 'require("bson/package.json").version' 2>/dev/null || echo none)"
+	echo "jsbson=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$BENCH_DIR/node_modules/bson/package.json" 2>/dev/null || true)"
 	echo "git=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo none)$(cd "$ROOT" && [ -n "$(git status --porcelain -- . ':!bench/results' 2>/dev/null)" ] && echo ' (uncommitted changes)')"
 	echo "fake_extension=$FAKE"
 	echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -285,7 +285,7 @@ fi
 if [ "$MEMORY" = 1 ]; then
 	phase "memory: full medium scan at $NROWS and $((NROWS * 5)) rows"
 	"${PSQL[@]}" -d "$DB" -c "CREATE TABLE medium_x5 AS
-		SELECT k * $NROWS + id AS id, doc FROM medium, generate_series(0, 4) k ORDER BY k, id"
+		SELECT k * $NROWS + id AS id, doc FROM generate_series(0, 4) k, medium"
 	"${PSQL[@]}" -d "$DB" -c "VACUUM (FREEZE, ANALYZE) medium_x5"
 	"$PYTHON" "$BENCH_DIR/memtest.py" --dbname "$DB" --out "$OUT/memory.csv" medium medium_x5
 fi

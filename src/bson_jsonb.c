@@ -47,21 +47,21 @@ report_unrepresentable(BsonWriter *w, Numeric num)
 			 errhint("Round the number, or store it as a JSON string.")));
 }
 
+/* Value bytes to reserve with a key: enough for any scalar's value. */
+#define SCALAR_VALSIZE 16
+
 /*
  * One element: the header (object key, or array index when key is NULL)
- * then the value.  data[start..end) is the value's area.
+ * then the value.  data[start..end) is the value's area.  The key is written
+ * first and the type byte filled in once the value's BSON type is known
+ * (for a number that takes a look at its digits).
  */
 static inline void
 append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			   uint32 end, const char *key, int keylen, uint32 index)
 {
-#define HEADER(type, valsize) \
-	do { \
-		if (key) \
-			bson_key(w, (type), key, keylen, (valsize)); \
-		else \
-			bson_index_key(w, (type), index, (valsize)); \
-	} while (0)
+	char	   *type_at = key ? bson_key_deferred(w, key, keylen, SCALAR_VALSIZE)
+		: bson_index_key_deferred(w, index, SCALAR_VALSIZE);
 
 	switch (je & JENTRY_TYPEMASK)
 	{
@@ -69,7 +69,8 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			{
 				int			len = (int) (end - start);
 
-				HEADER(BSON_TYPE_STRING, BSON_STRING_VALSIZE(len));
+				*type_at = BSON_TYPE_STRING;
+				bson_reserve(w, BSON_STRING_VALSIZE(len));
 				bson_put_string(w, data + start, len);
 				break;
 			}
@@ -82,19 +83,19 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 				switch (n.kind)
 				{
 					case BSON_NUMBER_INT32:
-						HEADER(BSON_TYPE_INT32, 4);
+						*type_at = BSON_TYPE_INT32;
 						bson_put_int32(w, n.v.i32);
 						break;
 					case BSON_NUMBER_INT64:
-						HEADER(BSON_TYPE_INT64, 8);
+						*type_at = BSON_TYPE_INT64;
 						bson_put_int64(w, n.v.i64);
 						break;
 					case BSON_NUMBER_DOUBLE:
-						HEADER(BSON_TYPE_DOUBLE, 8);
+						*type_at = BSON_TYPE_DOUBLE;
 						bson_put_double(w, n.v.d);
 						break;
 					case BSON_NUMBER_DECIMAL128:
-						HEADER(BSON_TYPE_DECIMAL128, 16);
+						*type_at = BSON_TYPE_DECIMAL128;
 						bson_put_decimal128(w, n.v.dec.low, n.v.dec.high);
 						break;
 					case BSON_NUMBER_UNREPRESENTABLE:
@@ -104,11 +105,11 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			}
 		case JENTRY_ISBOOL_FALSE:
 		case JENTRY_ISBOOL_TRUE:
-			HEADER(BSON_TYPE_BOOL, 1);
+			*type_at = BSON_TYPE_BOOL;
 			bson_put_bool(w, (je & JENTRY_TYPEMASK) == JENTRY_ISBOOL_TRUE);
 			break;
 		case JENTRY_ISNULL:
-			HEADER(BSON_TYPE_NULL, 0);
+			*type_at = BSON_TYPE_NULL;
 			break;
 		case JENTRY_ISCONTAINER:
 			{
@@ -116,8 +117,8 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 					(const JsonbContainer *) (data + INTALIGN(start));
 				Size		open;
 
-				HEADER(JsonContainerIsObject(child) ? BSON_TYPE_DOCUMENT
-					   : BSON_TYPE_ARRAY, BSON_CONTAINER_VALSIZE);
+				*type_at = JsonContainerIsObject(child) ? BSON_TYPE_DOCUMENT
+					: BSON_TYPE_ARRAY;
 				open = bson_open(w);
 				append_container_elements(w, child);
 				bson_close(w, open);
@@ -127,7 +128,6 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			elog(ERROR, "unexpected jsonb entry type: 0x%08x",
 				 je & JENTRY_TYPEMASK);
 	}
-#undef HEADER
 }
 
 /* The elements of an object or array, in stored order. */

@@ -37,6 +37,28 @@ group_width(int d)
 	return d >= 1000 ? 4 : d >= 100 ? 3 : d >= 10 ? 2 : 1;
 }
 
+/* "e<exp>" and a NUL at p (snprintf costs more than the conversion) */
+static char *
+write_exponent(char *p, int exp)
+{
+	char		tmp[12];
+	int			n = 0;
+	unsigned int u = exp < 0 ? -(unsigned int) exp : (unsigned int) exp;
+
+	*p++ = 'e';
+	if (exp < 0)
+		*p++ = '-';
+	do
+	{
+		tmp[n++] = (char) ('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	while (n > 0)
+		*p++ = tmp[--n];
+	*p = '\0';
+	return p;
+}
+
 /*
  * Correctly rounded double of the view's value, or +/-HUGE_VAL / 0 when it
  * overflows / underflows.
@@ -99,7 +121,7 @@ view_to_double(const BsonNumericView *v)
 			p[0] = '0' + g / 10;
 			p += 4;
 		}
-		snprintf(p, 16, "e%d", BSON_DEC_DIGITS * (v->weight - v->ndigits + 1));
+		p = write_exponent(p, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1));
 		d = strtod(buf, NULL);
 		if (buf != stackbuf)
 			pfree(buf);

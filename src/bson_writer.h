@@ -124,59 +124,116 @@ bson_put_uint64_at(char *p, uint64 v)
 }
 
 /*
- * Copy a short string if it is pure ASCII without NUL; returns false, having
- * written nothing that counts, if it is not.  The caller has reserved len
- * bytes.  c | (c - 1) has its high bit set exactly when c is NUL or above
- * 0x7F.
+ * Copy a short string (at most BSON_ASCII_FAST_MAX bytes) if it is pure
+ * ASCII without NUL; returns false, having written nothing that counts, if it
+ * is not.  The caller has reserved len bytes at dst.
+ *
+ * Word at a time, never reading or writing outside [0, len): 8-byte words,
+ * the last one overlapping its predecessor, or two overlapping 4-byte words
+ * for 4 to 7 bytes.  For every byte c, c | (c - 1) has its high bit set
+ * exactly when c is NUL or above 0x7F; done on a whole word, a borrow out of
+ * a byte can only come from a NUL byte, so the test stays exact.
  */
+#define BSON_BYTES_01	UINT64CONST(0x0101010101010101)
+#define BSON_BYTES_80	UINT64CONST(0x8080808080808080)
+
 static inline bool
 bson_copy_basic_latin(char *dst, const char *src, int len)
 {
-	unsigned char bad = 0;
+	uint64		bad = 0;
 
-	for (int i = 0; i < len; i++)
+	if (len >= 8)
 	{
-		unsigned char c = (unsigned char) src[i];
+		uint64		v;
+		int			i;
 
-		dst[i] = (char) c;
-		bad |= c | (unsigned char) (c - 1);
+		for (i = 0; i + 8 <= len; i += 8)
+		{
+			memcpy(&v, src + i, 8);
+			memcpy(dst + i, &v, 8);
+			bad |= v | (v - BSON_BYTES_01);
+		}
+		if (i < len)
+		{
+			memcpy(&v, src + len - 8, 8);
+			memcpy(dst + len - 8, &v, 8);
+			bad |= v | (v - BSON_BYTES_01);
+		}
 	}
-	return (bad & 0x80) == 0;
+	else if (len >= 4)
+	{
+		uint32		a;
+		uint32		b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &b, 4);
+		bad = (uint32) (a | (a - 0x01010101)) | (uint32) (b | (b - 0x01010101));
+	}
+	else
+	{
+		for (int i = 0; i < len; i++)
+		{
+			unsigned char c = (unsigned char) src[i];
+
+			dst[i] = (char) c;
+			bad |= c | (unsigned char) (c - 1);
+		}
+	}
+	return (bad & BSON_BYTES_80) == 0;
 }
 
 /*
- * Element header: type byte and key (a C string in UTF-8), leaving room for
- * valsize value bytes.
+ * Element header whose type is decided after the key is written (an input
+ * walker may only know the BSON type once it has looked at the value): writes
+ * a placeholder type byte and the key (a C string, converted to UTF-8),
+ * leaves room for valsize value bytes, and returns where the type byte is.
+ * The caller stores the type there before it reserves anything more.
  */
-static inline void
-bson_key(BsonWriter *w, uint8 type, const char *key, int keylen, Size valsize)
+static inline char *
+bson_key_deferred(BsonWriter *w, const char *key, int keylen, Size valsize)
 {
+	char	   *type_at;
+	Size		type_off;
+
 	if (w->ascii_fast_path && keylen <= BSON_ASCII_FAST_MAX)
 	{
 		bson_reserve(w, keylen + 2 + valsize);
-		w->pos[0] = (char) type;
-		if (likely(bson_copy_basic_latin(w->pos + 1, key, keylen)))
+		type_at = w->pos;
+		if (likely(bson_copy_basic_latin(type_at + 1, key, keylen)))
 		{
-			w->pos[1 + keylen] = '\0';
+			type_at[1 + keylen] = '\0';
 			w->pos += keylen + 2;
-			return;
+			return type_at;
 		}
 	}
 	else
 		bson_reserve(w, 1);
-	*w->pos++ = (char) type;
+	/* the general path may move the buffer: remember the type byte's offset */
+	type_off = w->pos - w->buf;
+	w->pos++;
 	bson_key_general(w, key, keylen, valsize);
+	return w->buf + type_off;
 }
 
-/* Element header for an array element: the key is the decimal index. */
+/* Element header: type byte and key, leaving room for valsize value bytes. */
 static inline void
-bson_index_key(BsonWriter *w, uint8 type, uint32 index, Size valsize)
+bson_key(BsonWriter *w, uint8 type, const char *key, int keylen, Size valsize)
 {
+	*bson_key_deferred(w, key, keylen, valsize) = (char) type;
+}
+
+/* The same for an array element, whose key is its decimal index. */
+static inline char *
+bson_index_key_deferred(BsonWriter *w, uint32 index, Size valsize)
+{
+	char	   *type_at;
 	char	   *p;
 
 	bson_reserve(w, 12 + valsize);
-	p = w->pos;
-	*p++ = (char) type;
+	type_at = w->pos;
+	p = type_at + 1;
 	if (index < 10)
 		*p++ = (char) ('0' + index);
 	else
@@ -194,6 +251,13 @@ bson_index_key(BsonWriter *w, uint8 type, uint32 index, Size valsize)
 	}
 	*p++ = '\0';
 	w->pos = p;
+	return type_at;
+}
+
+static inline void
+bson_index_key(BsonWriter *w, uint8 type, uint32 index, Size valsize)
+{
+	*bson_index_key_deferred(w, index, valsize) = (char) type;
 }
 
 /* Values, written into room the header reserved. */
