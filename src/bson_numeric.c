@@ -60,6 +60,43 @@ write_exponent(char *p, int exp)
 }
 
 /*
+ * The slow path of view_to_double: the digits as "<digits>e<exp>" for
+ * strtod.  Kept out of line so that its buffer does not weigh on the fast
+ * path's stack frame.
+ */
+static pg_noinline double
+view_to_double_strtod(const BsonNumericView *v)
+{
+	char		stackbuf[128];
+	char	   *buf;
+	char	   *p;
+	Size		need = (Size) v->ndigits * BSON_DEC_DIGITS + 16;
+	double		d;
+
+	buf = need <= sizeof(stackbuf) ? stackbuf : palloc(need);
+	p = buf;
+	if (v->negative)
+		*p++ = '-';
+	for (int i = 0; i < v->ndigits; i++)
+	{
+		int			g = v->digits[i];
+
+		p[3] = '0' + g % 10;
+		g /= 10;
+		p[2] = '0' + g % 10;
+		g /= 10;
+		p[1] = '0' + g % 10;
+		p[0] = '0' + g / 10;
+		p += 4;
+	}
+	write_exponent(p, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1));
+	d = strtod(buf, NULL);
+	if (buf != stackbuf)
+		pfree(buf);
+	return d;
+}
+
+/*
  * Correctly rounded double of the view's value, or +/-HUGE_VAL / 0 when it
  * overflows / underflows.
  *
@@ -96,37 +133,9 @@ view_to_double(const BsonNumericView *v)
 		}
 	}
 #endif
-	{
-		char		stackbuf[128];
-		char	   *buf;
-		char	   *p;
-		Size		need = (Size) v->ndigits * BSON_DEC_DIGITS + 16;
-		double		d;
-
-		if (v->ndigits == 0)
-			return 0.0;
-		buf = need <= sizeof(stackbuf) ? stackbuf : palloc(need);
-		p = buf;
-		if (v->negative)
-			*p++ = '-';
-		for (int i = 0; i < v->ndigits; i++)
-		{
-			int			g = v->digits[i];
-
-			p[3] = '0' + g % 10;
-			g /= 10;
-			p[2] = '0' + g % 10;
-			g /= 10;
-			p[1] = '0' + g % 10;
-			p[0] = '0' + g / 10;
-			p += 4;
-		}
-		p = write_exponent(p, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1));
-		d = strtod(buf, NULL);
-		if (buf != stackbuf)
-			pfree(buf);
-		return d;
-	}
+	if (v->ndigits == 0)
+		return 0.0;
+	return view_to_double_strtod(v);
 }
 
 /* (hi, lo) = (hi, lo) * 10 + digit, for values below 2^113 */
@@ -145,7 +154,7 @@ u128_mul10_add(uint64 *hi, uint64 *lo, unsigned digit)
 		(*hi)++;
 }
 
-static bool
+static pg_noinline bool
 view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 {
 	uint64		sign = v->negative ? UINT64CONST(1) << 63 : 0;
