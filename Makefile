@@ -16,7 +16,7 @@ HEADERS = src/bson_compat.h
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).
-REGRESS = types numbers strings structure errors fast_path
+REGRESS = types numbers doubles strings structure errors fast_path
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
