@@ -425,7 +425,8 @@ plot '%(dat)s' using 2:3:4:xtic(1) title "base (detoast only)" lc rgb "#9e9e9e",
         if m.get("fake_extension") == "1":
             lines.append("- **BENCH_FAKE_EXTENSION=1: to_bson was a SQL stand-in; these figures mean nothing.**")
         if results_link:
-            lines.append("- Raw data: [%s](%s)" % (results_link, results_link))
+            lines.append("- Raw data: `%s` on the machine that ran it (results directories are not "
+                         "committed); this section is its `summary.md`" % results_link)
         if chart_link:
             lines += ["", "![scan time relative to doc::text](%s)" % chart_link]
         return "\n".join(lines)

@@ -24,7 +24,7 @@ usage: bench/run.sh [options]
   --no-jsbson        skip the js-bson (Node.js) reference
   --no-memory        skip the peak-memory check (200k vs 1M rows)
   --no-callgrind     skip the instructions-per-document counts
-  --publish          write BENCHMARKS.md and bench/results/latest.png (default for full runs)
+  --publish          write BENCHMARKS.md and bench/benchmarks.png (default for full runs)
   --no-publish       do not (default for --quick)
   --out DIR          results directory (default bench/results/<UTC time>[-quick])
 EOF
@@ -362,7 +362,7 @@ cluster_stop
 phase "report"
 report_args=("$OUT")
 if [ "$PUBLISH" = 1 ]; then
-	report_args+=(--publish "$ROOT/BENCHMARKS.md" --chart-copy "$BENCH_DIR/results/latest.png")
+	report_args+=(--publish "$ROOT/BENCHMARKS.md" --chart-copy "$BENCH_DIR/benchmarks.png")
 fi
 "$PYTHON" "$BENCH_DIR/report.py" "${report_args[@]}"
 phase "done: $OUT"

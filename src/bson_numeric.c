@@ -13,6 +13,8 @@
 
 #include "bson_numeric.h"
 #include "numeric_layout.h"
+#include "port/pg_bitutils.h"
+#include "pow10_table.h"
 #include "utils/float.h"
 
 /* decimal128 (IEEE 754-2008, binary integer decimal) limits */
@@ -58,6 +60,90 @@ write_exponent(char *p, int exp)
 	*p = '\0';
 	return p;
 }
+
+#ifdef HAVE_INT128
+/* floor(a / 2^16) for negative a too (>> on negatives is implementation-defined) */
+static inline int
+floor_div_65536(int a)
+{
+	return a >= 0 ? a / 65536 : -((-a + 65535) / 65536);
+}
+
+/*
+ * Eisel-Lemire (Daniel Lemire, "Number Parsing at a Gigabyte per Second",
+ * 2021; the formulation of Nigel Tao's Wuffs and Go's strconv): the
+ * correctly rounded double of man * 10^exp10, computed from a 128-bit
+ * truncated approximation of 10^exp10, or false when the approximation
+ * cannot decide the rounding, or the result would be subnormal, zero or
+ * infinite; the caller then asks strtod.  man must be nonzero.
+ */
+static bool
+eisel_lemire(uint64 man, int exp10, bool negative, double *out)
+{
+	const uint64 *pow;
+	int			clz;
+	uint64		ret_exp2;
+	uint128		x;
+	uint64		x_hi;
+	uint64		x_lo;
+	uint64		msb;
+	uint64		ret_mant;
+	uint64		bits;
+
+	if (exp10 < BSON_POW10_MIN || exp10 > BSON_POW10_MAX)
+		return false;
+	pow = bson_pow10_128[exp10 - BSON_POW10_MIN];
+
+	/* normalise man; 217706 / 2^16 approximates log2(10) */
+	clz = 63 - pg_leftmost_one_pos64(man);
+	man <<= clz;
+	ret_exp2 = (uint64) (floor_div_65536(217706 * exp10) + 64 + 1023) - (uint64) clz;
+
+	/* the top 128 bits of man * 10^exp10, first from the table's high half */
+	x = (uint128) man * pow[0];
+	x_hi = (uint64) (x >> 64);
+	x_lo = (uint64) x;
+	if ((x_hi & 0x1FF) == 0x1FF && x_lo + man < man)
+	{
+		/* the low bits may carry: widen with the table's low half */
+		uint128		y = (uint128) man * pow[1];
+		uint64		y_hi = (uint64) (y >> 64);
+		uint64		y_lo = (uint64) y;
+		uint64		merged_hi = x_hi;
+		uint64		merged_lo = x_lo + y_hi;
+
+		if (merged_lo < x_lo)
+			merged_hi++;
+		if ((merged_hi & 0x1FF) == 0x1FF && merged_lo + 1 == 0 && y_lo + man < man)
+			return false;
+		x_hi = merged_hi;
+		x_lo = merged_lo;
+	}
+
+	/* keep 54 bits, then round to 53, ties to even */
+	msb = x_hi >> 63;
+	ret_mant = x_hi >> (msb + 9);
+	ret_exp2 -= 1 ^ msb;
+	if (x_lo == 0 && (x_hi & 0x1FF) == 0 && (ret_mant & 3) == 1)
+		return false;			/* exactly halfway as far as we can tell */
+	ret_mant += ret_mant & 1;
+	ret_mant >>= 1;
+	if (ret_mant >> 53 > 0)
+	{
+		ret_mant >>= 1;
+		ret_exp2 += 1;
+	}
+	/* exponent 0 (subnormal or zero) or 0x7FF and above (infinite) */
+	if (ret_exp2 - 1 >= 0x7FF - 1)
+		return false;
+
+	bits = ret_exp2 << 52 | (ret_mant & UINT64CONST(0x000FFFFFFFFFFFFF));
+	if (negative)
+		bits |= UINT64CONST(0x8000000000000000);
+	memcpy(out, &bits, sizeof(bits));
+	return true;
+}
+#endif
 
 /*
  * The slow path of view_to_double: the digits as "<digits>e<exp>" for
@@ -135,6 +221,20 @@ view_to_double(const BsonNumericView *v)
 #endif
 	if (v->ndigits == 0)
 		return 0.0;
+#ifdef HAVE_INT128
+	if (v->ndigits <= 4 || (v->ndigits == 5 && v->digits[0] < 1844))
+	{
+		/* up to 20 digits, below 1844 * 10^16 < 2^64: Eisel-Lemire */
+		uint64		m = 0;
+		double		d;
+
+		for (int i = 0; i < v->ndigits; i++)
+			m = m * BSON_NBASE + v->digits[i];
+		if (eisel_lemire(m, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1),
+						 v->negative, &d))
+			return d;
+	}
+#endif
 	return view_to_double_strtod(v);
 }
 
