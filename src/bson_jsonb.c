@@ -79,6 +79,12 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 				Numeric		num = (Numeric) (data + INTALIGN(start));
 				BsonNumber n;
 
+				if (likely(bson_numeric_small_int(num, &n.v.i32)))
+				{
+					*type_at = BSON_TYPE_INT32;
+					bson_put_int32(w, n.v.i32);
+					break;
+				}
 				bson_number_from_json_numeric(num, &n);
 				switch (n.kind)
 				{

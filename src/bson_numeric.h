@@ -34,6 +34,46 @@ typedef struct BsonNumber
 	}			v;
 } BsonNumber;
 
+#include "numeric_layout.h"
+
+/*
+ * The commonest number by far, an integer of up to 8 digits, read straight
+ * from numeric's short format: display scale 0 and weight 0 or 1 (at most
+ * two base-10000 digits, below 10^8).  Returns false for anything else.
+ */
+static inline bool
+bson_numeric_small_int(Numeric num, int32 *out)
+{
+	const BsonNumericData *n = (const BsonNumericData *) num;
+	uint16		header = n->choice.n_header;
+	int			ndigits;
+	int32		v;
+
+	/* short format, positive weight below 2, display scale 0 */
+	if ((header & (BSON_NUMERIC_SIGN_MASK | BSON_NUMERIC_SHORT_DSCALE_MASK |
+				   BSON_NUMERIC_SHORT_WEIGHT_SIGN_MASK | 0x003E)) != BSON_NUMERIC_SHORT)
+		return false;
+	ndigits = (VARSIZE(num) - (VARHDRSZ + sizeof(uint16))) / sizeof(BsonNumericDigit);
+	if (header & 1)
+	{
+		/* weight 1: one or two digits */
+		if (ndigits == 2)
+			v = n->choice.n_short.n_data[0] * BSON_NBASE + n->choice.n_short.n_data[1];
+		else if (ndigits == 1)
+			v = n->choice.n_short.n_data[0] * BSON_NBASE;
+		else
+			return false;
+	}
+	else if (ndigits == 1)
+		v = n->choice.n_short.n_data[0];
+	else if (ndigits == 0)
+		v = 0;
+	else
+		return false;
+	*out = (header & BSON_NUMERIC_SHORT_SIGN_MASK) ? -v : v;
+	return true;
+}
+
 /*
  * The JSON-number mapping (README, "Mapping"): integers at display scale 0
  * as int32 or int64 when they fit; everything else as the correctly rounded

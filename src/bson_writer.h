@@ -129,8 +129,8 @@ bson_put_uint64_at(char *p, uint64 v)
  * is not.  The caller has reserved len bytes at dst.
  *
  * Word at a time, never reading or writing outside [0, len): 8-byte words,
- * the last one overlapping its predecessor, or two overlapping 4-byte words
- * for 4 to 7 bytes.  For every byte c, c | (c - 1) has its high bit set
+ * the last one overlapping its predecessor; for 2 to 7 bytes, two
+ * overlapping 4- or 2-byte words.  For every byte c, c | (c - 1) has its high bit set
  * exactly when c is NUL or above 0x7F; done on a whole word, a borrow out of
  * a byte can only come from a NUL byte, so the test stays exact.
  */
@@ -171,15 +171,23 @@ bson_copy_basic_latin(char *dst, const char *src, int len)
 		memcpy(dst + len - 4, &b, 4);
 		bad = (uint32) (a | (a - 0x01010101)) | (uint32) (b | (b - 0x01010101));
 	}
-	else
+	else if (len >= 2)
 	{
-		for (int i = 0; i < len; i++)
-		{
-			unsigned char c = (unsigned char) src[i];
+		uint16		a;
+		uint16		b;
 
-			dst[i] = (char) c;
-			bad |= c | (unsigned char) (c - 1);
-		}
+		memcpy(&a, src, 2);
+		memcpy(&b, src + len - 2, 2);
+		memcpy(dst, &a, 2);
+		memcpy(dst + len - 2, &b, 2);
+		bad = (uint16) (a | (a - 0x0101)) | (uint16) (b | (b - 0x0101));
+	}
+	else if (len == 1)
+	{
+		unsigned char c = (unsigned char) src[0];
+
+		dst[0] = (char) c;
+		bad = c | (unsigned char) (c - 1);
 	}
 	return (bad & BSON_BYTES_80) == 0;
 }
