@@ -56,7 +56,7 @@ report_unrepresentable(BsonWriter *w, Numeric num)
  * first and the type byte filled in once the value's BSON type is known
  * (for a number that takes a look at its digits).
  */
-static inline void
+static pg_attribute_always_inline void
 append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			   uint32 end, const char *key, int keylen, uint32 index)
 {

@@ -137,7 +137,7 @@ bson_put_uint64_at(char *p, uint64 v)
 #define BSON_BYTES_01	UINT64CONST(0x0101010101010101)
 #define BSON_BYTES_80	UINT64CONST(0x8080808080808080)
 
-static inline bool
+static pg_attribute_always_inline bool
 bson_copy_basic_latin(char *dst, const char *src, int len)
 {
 	uint64		bad = 0;
