@@ -85,6 +85,12 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 					bson_put_int32(w, n.v.i32);
 					break;
 				}
+				if (bson_numeric_simple_double(num, &n.v.d))
+				{
+					*type_at = BSON_TYPE_DOUBLE;
+					bson_put_double(w, n.v.d);
+					break;
+				}
 				bson_number_from_json_numeric(num, &n);
 				switch (n.kind)
 				{

@@ -26,8 +26,7 @@
 /* 2^53: every integer up to it is exact in a double */
 #define DOUBLE_EXACT_INT_MAX	(UINT64CONST(1) << 53)
 
-/* The powers of ten that a double holds exactly. */
-static const double exact_pow10[] = {
+const double bson_exact_pow10[23] = {
 	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
 };
@@ -205,7 +204,8 @@ view_to_double(const BsonNumericView *v)
 			m = m * BSON_NBASE + v->digits[i];
 		if (m == 0)
 			return 0.0;
-		while (m % 10 == 0)
+		/* trailing zeros of the last group only matter when out of range */
+		while ((m > DOUBLE_EXACT_INT_MAX || e < -22) && m % 10 == 0)
 		{
 			m /= 10;
 			e++;
@@ -214,7 +214,7 @@ view_to_double(const BsonNumericView *v)
 		{
 			double		d = (double) m;
 
-			d = e >= 0 ? d * exact_pow10[e] : d / exact_pow10[-e];
+			d = e >= 0 ? d * bson_exact_pow10[e] : d / bson_exact_pow10[-e];
 			return v->negative ? -d : d;
 		}
 	}

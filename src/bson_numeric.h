@@ -7,6 +7,8 @@
 
 #include "postgres.h"
 
+#include <float.h>
+
 #include "utils/numeric.h"
 
 typedef enum BsonNumberKind
@@ -72,6 +74,50 @@ bson_numeric_small_int(Numeric num, int32 *out)
 		return false;
 	*out = (header & BSON_NUMERIC_SHORT_SIGN_MASK) ? -v : v;
 	return true;
+}
+
+/* 10^0 .. 10^22, the powers of ten a double holds exactly */
+extern const double bson_exact_pow10[23];
+
+/*
+ * The commonest non-integer, a decimal such as 1234.56 with at most 16
+ * digits in numeric's short format, converted with Clinger's fast path: if
+ * m <= 2^53 and |e| <= 22, both m and 10^e are exact doubles and one IEEE
+ * multiplication or division rounds m * 10^e once, correctly.  Only for
+ * display scale > 0, which always maps to a double.  Returns false for
+ * anything else.
+ */
+static inline bool
+bson_numeric_simple_double(Numeric num, double *out)
+{
+#if FLT_EVAL_METHOD == 0		/* double arithmetic is really double */
+	const BsonNumericData *n = (const BsonNumericData *) num;
+	uint16		header = n->choice.n_header;
+	int			ndigits;
+	int			weight;
+	int			e;
+	uint64		m = 0;
+	double		d;
+
+	if ((header & BSON_NUMERIC_SIGN_MASK) != BSON_NUMERIC_SHORT ||
+		(header & BSON_NUMERIC_SHORT_DSCALE_MASK) == 0)
+		return false;
+	ndigits = (VARSIZE(num) - (VARHDRSZ + sizeof(uint16))) / sizeof(BsonNumericDigit);
+	if (ndigits > 4)
+		return false;
+	weight = ((header & BSON_NUMERIC_SHORT_WEIGHT_SIGN_MASK) ? ~BSON_NUMERIC_SHORT_WEIGHT_MASK : 0)
+		| (header & BSON_NUMERIC_SHORT_WEIGHT_MASK);
+	e = BSON_DEC_DIGITS * (weight - ndigits + 1);
+	for (int i = 0; i < ndigits; i++)
+		m = m * BSON_NBASE + n->choice.n_short.n_data[i];
+	if (m > (UINT64CONST(1) << 53) || e < -22 || e > 22)
+		return false;
+	d = e >= 0 ? (double) m * bson_exact_pow10[e] : (double) m / bson_exact_pow10[-e];
+	*out = (header & BSON_NUMERIC_SHORT_SIGN_MASK) ? -d : d;
+	return true;
+#else
+	return false;
+#endif
 }
 
 /*
