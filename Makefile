@@ -1,22 +1,27 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = bson_out
 OBJS = \
 	bson_out.o \
 	src/bson_encoding.o \
+	src/bson_extjson.o \
+	src/bson_json.o \
 	src/bson_jsonb.o \
 	src/bson_numeric.o \
-	src/bson_writer.o
+	src/bson_writer.o \
+	src/extjson_values.o
 
-DATA = $(EXTENSION)--$(EXTVERSION).sql
+# The current install script, every earlier one (so that an old version can
+# still be installed and updated) and the upgrade scripts between them.
+DATA = $(wildcard $(EXTENSION)--*.sql)
 HEADERS = src/bson_compat.h
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).
-REGRESS = types numbers doubles strings structure errors fast_path
+REGRESS = types numbers doubles strings structure errors fast_path json_text extjson upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -13,6 +13,7 @@
 #include "utils/jsonb.h"
 
 #include "src/bson_compat.h"
+#include "src/bson_json.h"
 #include "src/bson_jsonb.h"
 #include "src/bson_writer.h"
 
@@ -50,14 +51,10 @@ _PG_init(void)
 	BSON_RESERVE_GUC_PREFIX("bson_out");
 }
 
-/*
- * to_bson(doc jsonb) returns bytea: the jsonb object as one BSON document.
- */
-PG_FUNCTION_INFO_V1(to_bson_jsonb);
-Datum
-to_bson_jsonb(PG_FUNCTION_ARGS)
+/* The jsonb object as one BSON document, or 22023 if it is not an object */
+static bytea *
+jsonb_to_bson(Jsonb *jb, bool extended_json, bool legacy_extended_json)
 {
-	Jsonb	   *jb = PG_GETARG_JSONB_P(0);
 	BsonWriter	w;
 	Size		doc;
 
@@ -71,8 +68,52 @@ to_bson_jsonb(PG_FUNCTION_ARGS)
 
 	bson_writer_init(&w, BSON_ESTIMATE_FROM_JSONB(VARSIZE(jb)));
 	doc = bson_open(&w);
-	bson_append_jsonb_object_elements(&w, &jb->root);
+	bson_append_jsonb_object_elements(&w, &jb->root, extended_json,
+									  legacy_extended_json);
 	bson_close(&w, doc);
+	return bson_writer_finish(&w);
+}
 
+/*
+ * to_bson(doc jsonb) returns bytea: the jsonb object as one BSON document.
+ */
+PG_FUNCTION_INFO_V1(to_bson_jsonb);
+Datum
+to_bson_jsonb(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(jsonb_to_bson(PG_GETARG_JSONB_P(0), false, false));
+}
+
+/*
+ * to_bson(doc jsonb, extended_json boolean, legacy_extended_json boolean)
+ * returns bytea: the same, with Extended JSON v2 wrappers as native types.
+ */
+PG_FUNCTION_INFO_V1(to_bson_jsonb_ext);
+Datum
+to_bson_jsonb_ext(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(jsonb_to_bson(PG_GETARG_JSONB_P(0), PG_GETARG_BOOL(1),
+									PG_GETARG_BOOL(2)));
+}
+
+/*
+ * json_to_bson(doc json, extended_json boolean, legacy_extended_json
+ * boolean) returns bytea: the JSON text as one BSON document, keys in the
+ * order written.
+ */
+PG_FUNCTION_INFO_V1(json_to_bson);
+Datum
+json_to_bson(PG_FUNCTION_ARGS)
+{
+	text	   *json = PG_GETARG_TEXT_PP(0);
+	int			len = VARSIZE_ANY_EXHDR(json);
+	BsonWriter	w;
+	Size		doc;
+
+	bson_writer_init(&w, (Size) len + 64);
+	doc = bson_open(&w);
+	bson_append_json_text_object(&w, VARDATA_ANY(json), len,
+								 PG_GETARG_BOOL(1), PG_GETARG_BOOL(2));
+	bson_close(&w, doc);
 	PG_RETURN_BYTEA_P(bson_writer_finish(&w));
 }

@@ -18,15 +18,180 @@
 
 #include "miscadmin.h"
 
+#include "bson_extjson.h"
 #include "bson_numeric.h"
 
-static void append_container_elements(BsonWriter *w, const JsonbContainer *jc);
+static void append_container_elements(BsonWriter *w, const JsonbContainer *jc,
+									  BsonExtJsonInput *ej);
 
 /* The data area of a container, after its JEntry array. */
 static inline const char *
 container_data(const JsonbContainer *jc, uint32 nchildren)
 {
 	return (const char *) &jc->children[nchildren];
+}
+
+/*
+ * A cursor over the children of a container, for the walks off the hot
+ * path (Extended JSON loading, error paths); append_container_elements
+ * unrolls the same steps by hand.
+ */
+typedef struct ChildCursor
+{
+	const JsonbContainer *jc;
+	const char *data;
+	uint32		count;
+	uint32		i;
+	uint32		key_off;
+	uint32		val_off;
+	bool		object;
+} ChildCursor;
+
+typedef struct Child
+{
+	const char *key;			/* NULL in an array */
+	int			keylen;
+	uint32		index;
+	JEntry		je;
+	uint32		start;			/* value area: data[start..end) */
+	uint32		end;
+} Child;
+
+static void
+cursor_init(ChildCursor *c, const JsonbContainer *jc)
+{
+	c->jc = jc;
+	c->count = JsonContainerSize(jc);
+	c->object = JsonContainerIsObject(jc);
+	c->data = container_data(jc, c->object ? c->count * 2 : c->count);
+	c->i = 0;
+	c->key_off = 0;
+	c->val_off = c->object ? getJsonbOffset(jc, c->count) : 0;
+}
+
+static bool
+cursor_next(ChildCursor *c, Child *child)
+{
+	if (c->i >= c->count)
+		return false;
+	child->key = NULL;
+	child->keylen = 0;
+	child->index = c->i;
+	if (c->object)
+	{
+		uint32		key_start = c->key_off;
+
+		JBE_ADVANCE_OFFSET(c->key_off, c->jc->children[c->i]);
+		child->key = c->data + key_start;
+		child->keylen = (int) (c->key_off - key_start);
+		child->je = c->jc->children[c->count + c->i];
+	}
+	else
+		child->je = c->jc->children[c->i];
+	child->start = c->val_off;
+	JBE_ADVANCE_OFFSET(c->val_off, child->je);
+	child->end = c->val_off;
+	c->i++;
+	return true;
+}
+
+/* Where a child's value starts: numerics and containers are INTALIGNed */
+static inline const char *
+child_value(const ChildCursor *c, const Child *child)
+{
+	JEntry		type = child->je & JENTRY_TYPEMASK;
+
+	return c->data + (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER
+					  ? INTALIGN(child->start) : child->start);
+}
+
+/* Extended JSON: may the object be a wrapper (has it a wrapper key)? */
+static bool
+has_wrapper_key(const JsonbContainer *jc)
+{
+	ChildCursor c;
+	Child		child;
+
+	cursor_init(&c, jc);
+	while (cursor_next(&c, &child))
+	{
+		if (child.keylen > 1 && child.key[0] == '$' &&
+			bson_extjson_is_wrapper_key(child.key, child.keylen,
+										JBE_ISSTRING(child.je)))
+			return true;
+	}
+	return false;
+}
+
+/* Extended JSON: a container as an EjValue, objects down to depth levels */
+static EjValue *
+load_container(const JsonbContainer *jc, int depth)
+{
+	EjValue    *ev = palloc0(sizeof(EjValue));
+	ChildCursor c;
+	Child		child;
+
+	ev->kind = JsonContainerIsObject(jc) ? EJ_OBJECT : EJ_ARRAY;
+	ev->source = jc;
+	ev->locator = (const char *) jc;
+	ev->nfields = -1;
+	if (ev->kind != EJ_OBJECT || depth <= 0)
+		return ev;
+
+	cursor_init(&c, jc);
+	ev->nfields = 0;
+	ev->fields = palloc(sizeof(EjField) * Max(c.count, 1));
+	while (cursor_next(&c, &child))
+	{
+		EjField    *f = &ev->fields[ev->nfields++];
+		const char *value = child_value(&c, &child);
+		EjValue    *v;
+
+		f->key = child.key;
+		f->keylen = child.keylen;
+		if (JBE_ISCONTAINER(child.je))
+			v = load_container((const JsonbContainer *) value, depth - 1);
+		else
+		{
+			v = palloc0(sizeof(EjValue));
+			v->nfields = -1;
+			v->locator = value;
+			switch (child.je & JENTRY_TYPEMASK)
+			{
+				case JENTRY_ISSTRING:
+					v->kind = EJ_STRING;
+					v->str = value;
+					v->len = (int) (child.end - child.start);
+					break;
+				case JENTRY_ISNUMERIC:
+					v->kind = EJ_NUMBER;
+					v->num = (Numeric) value;
+					break;
+				case JENTRY_ISBOOL_TRUE:
+					v->kind = EJ_TRUE;
+					break;
+				case JENTRY_ISBOOL_FALSE:
+					v->kind = EJ_FALSE;
+					break;
+				default:
+					v->kind = EJ_NULL;
+					break;
+			}
+		}
+		f->value = v;
+	}
+	return ev;
+}
+
+/* Extended JSON: the object ev (a $scope) as an embedded document */
+static void
+write_jsonb_document(void *arg, const EjValue *ev)
+{
+	BsonExtJsonInput *ej = (BsonExtJsonInput *) arg;
+	Size		doc = bson_open(ej->w);
+
+	append_container_elements(ej->w, (const JsonbContainer *) ev->source, ej);
+	bson_close(ej->w, doc);
 }
 
 static void pg_attribute_noreturn()
@@ -58,7 +223,8 @@ report_unrepresentable(BsonWriter *w, Numeric num)
  */
 static pg_attribute_always_inline void
 append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
-			   uint32 end, const char *key, int keylen, uint32 index)
+			   uint32 end, const char *key, int keylen, uint32 index,
+			   BsonExtJsonInput *ej)
 {
 	char	   *type_at = key ? bson_key_deferred(w, key, keylen, SCALAR_VALSIZE)
 		: bson_index_key_deferred(w, index, SCALAR_VALSIZE);
@@ -129,10 +295,14 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 					(const JsonbContainer *) (data + INTALIGN(start));
 				Size		open;
 
+				if (unlikely(ej != NULL) && JsonContainerIsObject(child) &&
+					has_wrapper_key(child) &&
+					bson_extjson_write(ej, type_at, load_container(child, EJ_LOAD_DEPTH)))
+					break;
 				*type_at = JsonContainerIsObject(child) ? BSON_TYPE_DOCUMENT
 					: BSON_TYPE_ARRAY;
 				open = bson_open(w);
-				append_container_elements(w, child);
+				append_container_elements(w, child, ej);
 				bson_close(w, open);
 				break;
 			}
@@ -144,7 +314,8 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 
 /* The elements of an object or array, in stored order. */
 static void
-append_container_elements(BsonWriter *w, const JsonbContainer *jc)
+append_container_elements(BsonWriter *w, const JsonbContainer *jc,
+						  BsonExtJsonInput *ej)
 {
 	uint32		count = JsonContainerSize(jc);
 
@@ -167,7 +338,7 @@ append_container_elements(BsonWriter *w, const JsonbContainer *jc)
 			JBE_ADVANCE_OFFSET(key_off, kje);
 			JBE_ADVANCE_OFFSET(val_off, vje);
 			append_element(w, vje, data, val_start, val_off,
-						   data + key_start, (int) (key_off - key_start), 0);
+						   data + key_start, (int) (key_off - key_start), 0, ej);
 			if ((i & 4095) == 4095)
 				CHECK_FOR_INTERRUPTS();
 		}
@@ -183,7 +354,7 @@ append_container_elements(BsonWriter *w, const JsonbContainer *jc)
 			uint32		start = off;
 
 			JBE_ADVANCE_OFFSET(off, je);
-			append_element(w, je, data, start, off, NULL, 0, i);
+			append_element(w, je, data, start, off, NULL, 0, i, ej);
 			if ((i & 4095) == 4095)
 				CHECK_FOR_INTERRUPTS();
 		}
@@ -196,100 +367,27 @@ append_container_elements(BsonWriter *w, const JsonbContainer *jc)
  * fact keeps path bookkeeping out of the hot loop.
  */
 static bool
-is_plain_key(const char *key, int keylen)
-{
-	if (keylen == 0 || (key[0] >= '0' && key[0] <= '9'))
-		return false;
-	for (int i = 0; i < keylen; i++)
-	{
-		char		c = key[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '$'))
-			return false;
-	}
-	return true;
-}
-
-/*
- * orders[2].at, or ["odd key"] where a key is not a plain identifier.  The
- * key that failed conversion itself is shown with its non-ASCII bytes as
- * \xNN, since they are what could not be converted; every other key on the
- * path was converted already and is shown as it is.
- */
-static void
-append_path_part(StringInfo out, const char *key, int keylen, int index,
-				 bool escape_non_ascii)
-{
-	if (key == NULL)
-	{
-		appendStringInfo(out, "[%d]", index);
-		return;
-	}
-	if (is_plain_key(key, keylen))
-	{
-		if (out->len > 0)
-			appendStringInfoChar(out, '.');
-		appendBinaryStringInfo(out, key, keylen);
-		return;
-	}
-	appendStringInfoString(out, "[\"");
-	for (int i = 0; i < keylen; i++)
-	{
-		unsigned char c = (unsigned char) key[i];
-
-		if (c < 0x20 || c == 0x7F || (c >= 0x80 && escape_non_ascii))
-			appendStringInfo(out, "\\x%02x", c);
-		else
-		{
-			if (c == '"' || c == '\\')
-				appendStringInfoChar(out, '\\');
-			appendStringInfoChar(out, (char) c);
-		}
-	}
-	appendStringInfoString(out, "\"]");
-}
-
-static bool
 locate_in_container(const JsonbContainer *jc, const char *target, StringInfo out)
 {
-	uint32		count = JsonContainerSize(jc);
-	bool		is_object = JsonContainerIsObject(jc);
-	uint32		nchildren = is_object ? count * 2 : count;
-	const char *data = container_data(jc, nchildren);
-	uint32		key_off = 0;
-	uint32		val_off = is_object ? getJsonbOffset(jc, count) : 0;
+	ChildCursor c;
+	Child		child;
 	int			saved_len = out->len;
 
 	check_stack_depth();
-	for (uint32 i = 0; i < count; i++)
+	cursor_init(&c, jc);
+	while (cursor_next(&c, &child))
 	{
-		const char *key = NULL;
-		int			keylen = 0;
-		JEntry		vje = jc->children[is_object ? count + i : i];
-		uint32		val_start = val_off;
+		const char *value = child_value(&c, &child);
 
-		if (is_object)
-		{
-			uint32		key_start = key_off;
-
-			JBE_ADVANCE_OFFSET(key_off, jc->children[i]);
-			key = data + key_start;
-			keylen = (int) (key_off - key_start);
-		}
-		JBE_ADVANCE_OFFSET(val_off, vje);
-
-		append_path_part(out, key, keylen, (int) i, key == target);
-		if (key == target)
+		if (child.key)
+			bson_path_append_key(out, child.key, child.keylen, child.key == target);
+		else
+			bson_path_append_index(out, (int) child.index);
+		if (child.key == target || value == target ||
+			c.data + child.start == target)
 			return true;
-		if (JBE_ISCONTAINER(vje))
-		{
-			if (locate_in_container((const JsonbContainer *) (data + INTALIGN(val_start)),
-									target, out))
-				return true;
-		}
-		else if (data + val_start == target ||
-				 (JBE_ISNUMERIC(vje) && data + INTALIGN(val_start) == target))
+		if (JBE_ISCONTAINER(child.je) &&
+			locate_in_container((const JsonbContainer *) value, target, out))
 			return true;
 		out->len = saved_len;
 		out->data[out->len] = '\0';
@@ -308,15 +406,22 @@ locate_jsonb(void *arg, const char *input, StringInfo path)
 }
 
 void
-bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc)
+bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc,
+								  bool extended_json, bool legacy_extended_json)
 {
 	BsonLocateCallback saved_locate = w->locate;
 	void	   *saved_arg = w->locate_arg;
+	BsonExtJsonInput ej;
 
 	Assert(JsonContainerIsObject(jc));
 	w->locate = locate_jsonb;
 	w->locate_arg = (void *) jc;
-	append_container_elements(w, jc);
+	ej.w = w;
+	ej.legacy = legacy_extended_json;
+	ej.write_document = write_jsonb_document;
+	ej.arg = &ej;
+	ej.current = NULL;
+	append_container_elements(w, jc, extended_json ? &ej : NULL);
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
 }

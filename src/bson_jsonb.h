@@ -12,10 +12,14 @@
 /*
  * Append the elements of the jsonb object jc to the document the writer has
  * open (the caller opens and closes it, so that other producers can add
- * elements around them).  Installs the writer's locate callback for the
+ * elements around them).  With extended_json, nested Extended JSON v2
+ * wrappers become native BSON types (legacy forms too with
+ * legacy_extended_json).  Installs the writer's locate callback for the
  * duration, so errors name the path of the offending value.
  */
-extern void bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc);
+extern void bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc,
+											  bool extended_json,
+											  bool legacy_extended_json);
 
 /* "object", "array", "string", ... for the root of a jsonb value */
 extern const char *bson_jsonb_root_type_name(const Jsonb *jb);

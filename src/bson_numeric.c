@@ -15,6 +15,7 @@
 #include "numeric_layout.h"
 #include "port/pg_bitutils.h"
 #include "pow10_table.h"
+#include "extjson_values.h"
 #include "utils/float.h"
 
 /* decimal128 (IEEE 754-2008, binary integer decimal) limits */
@@ -182,59 +183,85 @@ view_to_double_strtod(const BsonNumericView *v)
 }
 
 /*
+ * The correctly rounded double of (negative ? -1 : 1) * m * 10^exp10, if one
+ * of the fast methods can decide it: Clinger's (m <= 2^53 and |exp10| <= 22:
+ * m and 10^exp10 are exact doubles and one IEEE multiplication or division
+ * rounds once, correctly), then Eisel-Lemire.  Returns false otherwise (and
+ * for results that are subnormal, zero or infinite), leaving it to strtod.
+ */
+bool
+bson_double_from_decimal(uint64 m, int exp10, bool negative, double *out)
+{
+	if (m == 0)
+	{
+		*out = negative ? -0.0 : 0.0;
+		return true;
+	}
+#if FLT_EVAL_METHOD == 0		/* double arithmetic is really double */
+	{
+		uint64		mm = m;
+		int			e = exp10;
+
+		/* trailing zeros only matter when out of Clinger's range */
+		while ((mm > DOUBLE_EXACT_INT_MAX || e < -22) && mm % 10 == 0)
+		{
+			mm /= 10;
+			e++;
+		}
+		if (mm <= DOUBLE_EXACT_INT_MAX && e >= -22 && e <= 22)
+		{
+			double		d = (double) mm;
+
+			d = e >= 0 ? d * bson_exact_pow10[e] : d / bson_exact_pow10[-e];
+			*out = negative ? -d : d;
+			return true;
+		}
+	}
+#endif
+#ifdef HAVE_INT128
+	if (eisel_lemire(m, exp10, negative, out))
+		return true;
+#endif
+	return false;
+}
+
+/* strtod of s[0..len), which is not NUL-terminated */
+double
+bson_strtod(const char *s, int len)
+{
+	char		stackbuf[128];
+	char	   *buf = (Size) len < sizeof(stackbuf) ? stackbuf : palloc(len + 1);
+	double		d;
+
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	d = strtod(buf, NULL);
+	if (buf != stackbuf)
+		pfree(buf);
+	return d;
+}
+
+/*
  * Correctly rounded double of the view's value, or +/-HUGE_VAL / 0 when it
- * overflows / underflows.
- *
- * Fast path (Clinger, 1990): if the value is m * 10^e with m <= 2^53 and
- * |e| <= 22, both m and 10^e are exact doubles and one IEEE multiplication
- * or division rounds once, correctly.  That covers integers up to 2^53 and
- * decimals such as 1234.56 or 0.1.  Everything else is written out as
- * "<digits>e<exp>" and given to strtod, which glibc rounds correctly.
+ * overflows / underflows: the fast methods for up to 20 digits below 2^64,
+ * else "<digits>e<exp>" given to strtod, which glibc rounds correctly.
  */
 static double
 view_to_double(const BsonNumericView *v)
 {
-#if FLT_EVAL_METHOD == 0		/* double arithmetic is really double */
-	if (v->ndigits <= 4)
-	{
-		uint64		m = 0;
-		int			e = BSON_DEC_DIGITS * (v->weight - v->ndigits + 1);
-
-		for (int i = 0; i < v->ndigits; i++)
-			m = m * BSON_NBASE + v->digits[i];
-		if (m == 0)
-			return 0.0;
-		/* trailing zeros of the last group only matter when out of range */
-		while ((m > DOUBLE_EXACT_INT_MAX || e < -22) && m % 10 == 0)
-		{
-			m /= 10;
-			e++;
-		}
-		if (m <= DOUBLE_EXACT_INT_MAX && e >= -22 && e <= 22)
-		{
-			double		d = (double) m;
-
-			d = e >= 0 ? d * bson_exact_pow10[e] : d / bson_exact_pow10[-e];
-			return v->negative ? -d : d;
-		}
-	}
-#endif
 	if (v->ndigits == 0)
 		return 0.0;
-#ifdef HAVE_INT128
 	if (v->ndigits <= 4 || (v->ndigits == 5 && v->digits[0] < 1844))
 	{
-		/* up to 20 digits, below 1844 * 10^16 < 2^64: Eisel-Lemire */
 		uint64		m = 0;
 		double		d;
 
 		for (int i = 0; i < v->ndigits; i++)
 			m = m * BSON_NBASE + v->digits[i];
-		if (eisel_lemire(m, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1),
-						 v->negative, &d))
+		if (bson_double_from_decimal(m, BSON_DEC_DIGITS * (v->weight - v->ndigits + 1),
+									 v->negative, &d))
 			return d;
 	}
-#endif
 	return view_to_double_strtod(v);
 }
 
@@ -469,4 +496,117 @@ bson_numeric_shape(Numeric num, int *significant_digits, int *sci_exponent)
 	for (int d = v.digits[v.ndigits - 1]; d % 10 == 0; d /= 10)
 		(*significant_digits)--;
 	*sci_exponent = v.weight * BSON_DEC_DIGITS + width - 1;
+}
+
+/*
+ * The BSON number of a JSON number literal, already checked against JSON's
+ * grammar, by its written form: an integer literal is int32 or int64 when it
+ * fits; anything else the correctly rounded double, or beyond double's
+ * range the exact decimal128 of the written digits.
+ */
+void
+bson_number_from_json_text(const char *num, int len, bool is_integer,
+						   BsonNumber *out)
+{
+	const char *p = num;
+	const char *end = num + len;
+	const char *dot = NULL;
+	bool		negative = false;
+	int			nsig = 0;		/* significant digits, leading zeros dropped */
+	int64		exp10 = 0;		/* value = significant digits * 10^exp10 */
+	uint64		m = 0;			/* them, while there are at most 19 */
+	double		d;
+
+	if (*p == '-')
+	{
+		negative = true;
+		p++;
+	}
+	for (; p < end && *p != 'e' && *p != 'E'; p++)
+	{
+		if (*p == '.')
+			dot = p;
+		else if (*p != '0' || nsig > 0)
+		{
+			if (nsig < 19)
+				m = m * 10 + (*p - '0');
+			nsig++;
+		}
+	}
+	if (p < end)
+	{
+		const char *e = p + 1;
+		bool		eneg = false;
+		int64		ev = 0;
+
+		if (*e == '+' || *e == '-')
+			eneg = (*e++ == '-');
+		for (; e < end; e++)
+			if (ev < INT64CONST(1000000000))	/* beyond every range anyway */
+				ev = ev * 10 + (*e - '0');
+		exp10 = eneg ? -ev : ev;
+	}
+	if (dot)
+		exp10 -= p - dot - 1;
+
+	if (is_integer && nsig <= 19)
+	{
+		if (!negative)
+		{
+			if (m <= (uint64) PG_INT32_MAX)
+			{
+				out->kind = BSON_NUMBER_INT32;
+				out->v.i32 = (int32) m;
+				return;
+			}
+			if (m <= (uint64) PG_INT64_MAX)
+			{
+				out->kind = BSON_NUMBER_INT64;
+				out->v.i64 = (int64) m;
+				return;
+			}
+		}
+		else
+		{
+			if (m <= (uint64) PG_INT32_MAX + 1)
+			{
+				out->kind = BSON_NUMBER_INT32;
+				out->v.i32 = (int32) (-(int64) m);
+				return;
+			}
+			if (m <= (uint64) PG_INT64_MAX + 1)
+			{
+				out->kind = BSON_NUMBER_INT64;
+				out->v.i64 = m == (uint64) PG_INT64_MAX + 1 ? PG_INT64_MIN : -(int64) m;
+				return;
+			}
+		}
+	}
+
+	if (!(nsig <= 19 && exp10 > -100000 && exp10 < 100000 &&
+		  bson_double_from_decimal(m, (int) exp10, negative, &d)))
+		d = bson_strtod(num, len);
+	if (!isinf(d) && (d != 0.0 || nsig == 0))
+	{
+		out->kind = BSON_NUMBER_DOUBLE;
+		out->v.d = d;
+		return;
+	}
+
+	/* beyond double's range: the exact decimal128 of the written digits */
+	{
+		char	   *digits = palloc(nsig + 1);
+		int			n = 0;
+
+		for (p = num; p < end && *p != 'e' && *p != 'E'; p++)
+			if (*p >= '0' && *p <= '9' && (*p != '0' || n > 0))
+				digits[n++] = *p;
+		Assert(n == nsig);
+		if (extjson_decimal128_from_digits(negative, digits, n, exp10,
+										   &out->v.dec.low, &out->v.dec.high))
+			out->kind = BSON_NUMBER_DECIMAL128;
+		else
+			out->kind = BSON_NUMBER_UNREPRESENTABLE;
+		pfree(digits);
+	}
 }

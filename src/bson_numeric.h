@@ -130,12 +130,31 @@ bson_numeric_simple_double(Numeric num, double *out)
 extern void bson_number_from_json_numeric(Numeric num, BsonNumber *out);
 
 /*
+ * The same mapping for a JSON number literal (checked against JSON's
+ * grammar), by its written form: an integer literal is int32 or int64 when
+ * it fits, anything else a double; beyond double's range the exact
+ * decimal128 of the written digits.
+ */
+extern void bson_number_from_json_text(const char *num, int len, bool is_integer,
+									   BsonNumber *out);
+
+/*
  * The exact decimal128 of num at its display scale, dropping trailing zeros
  * only as needed to fit 34 digits and the exponent range.  NaN and
  * +/-Infinity map to decimal128's own.  Returns false if no exact decimal128
  * exists.
  */
 extern bool bson_decimal128_from_numeric(Numeric num, uint64 *low, uint64 *high);
+
+/*
+ * The correctly rounded double of +/- m * 10^exp10 by the fast methods
+ * (Clinger, Eisel-Lemire); false when they cannot decide, or the result is
+ * subnormal, zero or infinite: then strtod of the text is the answer.
+ */
+extern bool bson_double_from_decimal(uint64 m, int exp10, bool negative, double *out);
+
+/* strtod of s[0..len), which need not be NUL-terminated */
+extern double bson_strtod(const char *s, int len);
 
 /*
  * For error messages: num's significant decimal digits and its exponent in

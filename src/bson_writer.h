@@ -41,15 +41,22 @@
 #define BSON_TYPE_DOCUMENT		0x03
 #define BSON_TYPE_ARRAY			0x04
 #define BSON_TYPE_BINARY		0x05
+#define BSON_TYPE_UNDEFINED		0x06	/* deprecated */
 #define BSON_TYPE_OBJECTID		0x07
 #define BSON_TYPE_BOOL			0x08
 #define BSON_TYPE_DATETIME		0x09
 #define BSON_TYPE_NULL			0x0A
 #define BSON_TYPE_REGEX			0x0B
+#define BSON_TYPE_DBPOINTER		0x0C	/* deprecated */
+#define BSON_TYPE_CODE			0x0D
+#define BSON_TYPE_SYMBOL		0x0E	/* deprecated */
+#define BSON_TYPE_CODE_W_SCOPE	0x0F	/* deprecated */
 #define BSON_TYPE_INT32			0x10
 #define BSON_TYPE_TIMESTAMP		0x11
 #define BSON_TYPE_INT64			0x12
 #define BSON_TYPE_DECIMAL128	0x13
+#define BSON_TYPE_MINKEY		0xFF
+#define BSON_TYPE_MAXKEY		0x7F
 
 /*
  * Longest key or string, in bytes, that takes the basic-latin fast path.
@@ -95,6 +102,11 @@ extern void bson_writer_grow(BsonWriter *w, Size needed);
 extern void bson_key_general(BsonWriter *w, const char *key, int keylen, Size valsize);
 extern void bson_string_general(BsonWriter *w, const char *s, int len);
 extern void bson_describe_location(BsonWriter *w, const char *input, StringInfo out);
+
+/* Paths in error messages: orders[2].at, or ["odd key"] */
+extern void bson_path_append_key(StringInfo path, const char *key, int keylen,
+								 bool escape_non_ascii);
+extern void bson_path_append_index(StringInfo path, int index);
 
 /* Make sure n more bytes fit. */
 static inline void
@@ -325,6 +337,16 @@ bson_put_string(BsonWriter *w, const char *s, int len)
 		return;
 	}
 	bson_string_general(w, s, len);
+}
+
+/*
+ * A C string value (regular expression pattern and options): UTF-8 and its
+ * NUL.  The caller has checked that s holds no NUL.
+ */
+static inline void
+bson_put_cstring(BsonWriter *w, const char *s, int len)
+{
+	bson_key_general(w, s, len, 0);
 }
 
 /* Byte count a string value needs when no conversion grows it. */

@@ -1,0 +1,606 @@
+/*
+ * bson_extjson.c
+ *		MongoDB Extended JSON v2 wrappers to native BSON types.
+ *
+ * Follows MongoDB's Extended JSON v2 specification: canonical and relaxed
+ * forms are accepted alike, the key order inside a wrapper does not matter,
+ * and the legacy forms of old tools ({"$date": <ms>}, {"$binary": s,
+ * "$type": t}, {"$regex": s, "$options": o}) only when asked for.  An object
+ * with a wrapper key and anything else wrong is an error naming the wrapper
+ * and the path; an object whose "$" keys are not wrapper keys (a DBRef
+ * {"$ref", "$id"}, or {"$foo": 1}) is a plain document.
+ */
+#include "bson_extjson.h"
+
+#include "bson_numeric.h"
+#include "extjson_values.h"
+
+typedef enum WrapperKind
+{
+	W_NONE,
+	W_OID,
+	W_SYMBOL,
+	W_NUMBER_INT,
+	W_NUMBER_LONG,
+	W_NUMBER_DOUBLE,
+	W_NUMBER_DECIMAL,
+	W_BINARY,
+	W_UUID,
+	W_CODE,
+	W_TIMESTAMP,
+	W_REGULAR_EXPRESSION,
+	W_DB_POINTER,
+	W_DATE,
+	W_MIN_KEY,
+	W_MAX_KEY,
+	W_UNDEFINED,
+	W_LEGACY_REGEX				/* "$regex" with a string value */
+} WrapperKind;
+
+/* The keys that make an object a wrapper. */
+static const struct
+{
+	const char *key;
+	WrapperKind kind;
+}			wrapper_keys[] =
+{
+	{"$oid", W_OID},
+	{"$symbol", W_SYMBOL},
+	{"$numberInt", W_NUMBER_INT},
+	{"$numberLong", W_NUMBER_LONG},
+	{"$numberDouble", W_NUMBER_DOUBLE},
+	{"$numberDecimal", W_NUMBER_DECIMAL},
+	{"$binary", W_BINARY},
+	{"$uuid", W_UUID},
+	{"$code", W_CODE},
+	{"$timestamp", W_TIMESTAMP},
+	{"$regularExpression", W_REGULAR_EXPRESSION},
+	{"$dbPointer", W_DB_POINTER},
+	{"$date", W_DATE},
+	{"$minKey", W_MIN_KEY},
+	{"$maxKey", W_MAX_KEY},
+	{"$undefined", W_UNDEFINED},
+	{"$regex", W_LEGACY_REGEX},
+};
+
+static WrapperKind
+wrapper_kind(const char *key, int keylen)
+{
+	if (keylen < 4 || key[0] != '$')
+		return W_NONE;
+	for (int i = 0; i < (int) lengthof(wrapper_keys); i++)
+	{
+		if ((int) strlen(wrapper_keys[i].key) == keylen &&
+			memcmp(wrapper_keys[i].key, key, keylen) == 0)
+			return wrapper_keys[i].kind;
+	}
+	return W_NONE;
+}
+
+bool
+bson_extjson_is_wrapper_key(const char *key, int keylen, bool value_is_string)
+{
+	WrapperKind kind = wrapper_kind(key, keylen);
+
+	return kind == W_LEGACY_REGEX ? value_is_string : kind != W_NONE;
+}
+
+/*
+ * A malformed wrapper: 22P02, "invalid Extended JSON $oid", with the path to
+ * the wrapper (whichever part of it was wrong) and what was expected.
+ */
+static void pg_attribute_noreturn()
+ej_error(BsonExtJsonInput *in, const EjValue *at, const char *wrapper,
+		 const char *expected)
+{
+	StringInfoData where;
+
+	initStringInfo(&where);
+	bson_describe_location(in->w, (in->current ? in->current : at)->locator, &where);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid Extended JSON %s", wrapper),
+			 errdetail("The %s at %s %s", wrapper, where.len ? where.data : "the top level",
+					   expected)));
+}
+
+static const EjField *
+get_field(const EjValue *obj, const char *key)
+{
+	int			keylen = strlen(key);
+
+	for (int i = 0; i < obj->nfields; i++)
+		if (obj->fields[i].keylen == keylen &&
+			memcmp(obj->fields[i].key, key, keylen) == 0)
+			return &obj->fields[i];
+	return NULL;
+}
+
+/*
+ * obj must have exactly the keys required (all of them) plus any of optional
+ * (a NULL-terminated list, or NULL), each once.
+ */
+static void
+check_keys(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
+		   const char *const *required, const char *const *optional,
+		   const char *expected)
+{
+	int			found = 0;
+
+	if (obj->kind != EJ_OBJECT || obj->nfields < 0)
+		ej_error(in, obj, wrapper, expected);
+	for (const char *const *r = required; *r; r++)
+	{
+		if (!get_field(obj, *r))
+			ej_error(in, obj, wrapper, expected);
+		found++;
+	}
+	for (const char *const *o = optional; o && *o; o++)
+		if (get_field(obj, *o))
+			found++;
+	/* extra keys, and duplicates of the expected ones, leave a difference */
+	if (found != obj->nfields)
+		ej_error(in, obj, wrapper, expected);
+}
+
+/* The string value of field key, or an error */
+static const EjValue *
+string_field(BsonExtJsonInput *in, const EjValue *obj, const char *key,
+			 const char *wrapper, const char *expected)
+{
+	const EjField *f = get_field(obj, key);
+
+	if (f == NULL || f->value->kind != EJ_STRING)
+		ej_error(in, obj, wrapper, expected);
+	return f->value;
+}
+
+/* An integer JSON number (from either input) into *out */
+static bool
+ej_integer(const EjValue *v, int64 *out)
+{
+	BsonNumber n;
+
+	if (v->kind != EJ_NUMBER)
+		return false;
+	if (v->num)
+		bson_number_from_json_numeric(v->num, &n);
+	else
+	{
+		bool		is_integer = memchr(v->numtext, '.', v->numlen) == NULL &&
+			memchr(v->numtext, 'e', v->numlen) == NULL &&
+			memchr(v->numtext, 'E', v->numlen) == NULL;
+
+		if (!is_integer)
+			return false;
+		bson_number_from_json_text(v->numtext, v->numlen, true, &n);
+	}
+	if (n.kind == BSON_NUMBER_INT32)
+		*out = n.v.i32;
+	else if (n.kind == BSON_NUMBER_INT64)
+		*out = n.v.i64;
+	else
+		return false;
+	return true;
+}
+
+/* A C string (regular expression pattern or options): no NUL, UTF-8 */
+static void
+put_cstring(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
+			const char *what, const char *s, int len)
+{
+	if (memchr(s, '\0', len) != NULL)
+	{
+		StringInfoData expected;
+
+		initStringInfo(&expected);
+		appendStringInfo(&expected, "has %s with \\u0000; BSON stores it as a NUL-terminated string.", what);
+		ej_error(in, obj, wrapper, expected.data);
+	}
+	bson_put_cstring(in->w, s, len);
+}
+
+static void
+put_binary(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
+		   const EjValue *base64, uint8 subtype)
+{
+	BsonWriter *w = in->w;
+	size_t		max = extjson_base64_decoded_max(base64->len);
+	size_t		n;
+	char	   *p;
+
+	bson_reserve(w, 4 + 1 + 4 + max);
+	p = w->pos;
+	/* subtype 2 (old binary) repeats the length inside the data */
+	if (!extjson_parse_base64(base64->str, base64->len,
+							  (uint8_t *) p + (subtype == 2 ? 9 : 5), &n))
+		ej_error(in, obj, wrapper, "must have a base64 string (RFC 4648, with padding).");
+	if (subtype == 2)
+	{
+		bson_put_uint32_at(p, (uint32) n + 4);
+		p[4] = (char) subtype;
+		bson_put_uint32_at(p + 5, (uint32) n);
+		w->pos += 9 + n;
+	}
+	else
+	{
+		bson_put_uint32_at(p, (uint32) n);
+		p[4] = (char) subtype;
+		w->pos += 5 + n;
+	}
+}
+
+static const char *const K_OID[] = {"$oid", NULL};
+static const char *const K_SYMBOL[] = {"$symbol", NULL};
+static const char *const K_INT[] = {"$numberInt", NULL};
+static const char *const K_LONG[] = {"$numberLong", NULL};
+static const char *const K_DOUBLE[] = {"$numberDouble", NULL};
+static const char *const K_DECIMAL[] = {"$numberDecimal", NULL};
+static const char *const K_BINARY[] = {"$binary", NULL};
+static const char *const K_LEGACY_BINARY[] = {"$binary", "$type", NULL};
+static const char *const K_BINARY_INNER[] = {"base64", "subType", NULL};
+static const char *const K_UUID[] = {"$uuid", NULL};
+static const char *const K_CODE[] = {"$code", NULL};
+static const char *const K_SCOPE[] = {"$scope", NULL};
+static const char *const K_TIMESTAMP[] = {"$timestamp", NULL};
+static const char *const K_TIMESTAMP_INNER[] = {"t", "i", NULL};
+static const char *const K_REGEX[] = {"$regularExpression", NULL};
+static const char *const K_REGEX_INNER[] = {"pattern", "options", NULL};
+static const char *const K_LEGACY_REGEX[] = {"$regex", NULL};
+static const char *const K_OPTIONS[] = {"$options", NULL};
+static const char *const K_DBPOINTER[] = {"$dbPointer", NULL};
+static const char *const K_DBPOINTER_INNER[] = {"$ref", "$id", NULL};
+static const char *const K_DATE[] = {"$date", NULL};
+static const char *const K_MINKEY[] = {"$minKey", NULL};
+static const char *const K_MAXKEY[] = {"$maxKey", NULL};
+static const char *const K_UNDEFINED[] = {"$undefined", NULL};
+
+static void
+write_regex(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
+			const EjValue *pattern, const EjValue *options)
+{
+	char		sorted[64];
+	int			n = options ? options->len : 0;
+
+	if (n > (int) sizeof(sorted))
+		ej_error(in, obj, wrapper, "has more options than there are regular expression flags.");
+	/* options are written sorted, as the specification requires */
+	for (int i = 0; i < n; i++)
+	{
+		char		c = options->str[i];
+		int			j = i;
+
+		while (j > 0 && (unsigned char) sorted[j - 1] > (unsigned char) c)
+		{
+			sorted[j] = sorted[j - 1];
+			j--;
+		}
+		sorted[j] = c;
+	}
+	put_cstring(in, obj, wrapper, "a pattern", pattern->str, pattern->len);
+	put_cstring(in, obj, wrapper, "an options string", sorted, n);
+}
+
+bool
+bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
+{
+	BsonWriter *w = in->w;
+	WrapperKind kind = W_NONE;
+	const char *name = NULL;
+
+	if (obj->kind != EJ_OBJECT || obj->nfields <= 0)
+		return false;
+	in->current = obj;
+	for (int i = 0; i < obj->nfields; i++)
+	{
+		const EjField *f = &obj->fields[i];
+		WrapperKind k = wrapper_kind(f->key, f->keylen);
+
+		if (k == W_LEGACY_REGEX && f->value->kind != EJ_STRING)
+			k = W_NONE;
+		if (k == W_NONE)
+			continue;
+		if (kind != W_NONE)
+			ej_error(in, obj, name, "has other keys; an Extended JSON wrapper has no other keys.");
+		kind = k;
+		name = wrapper_keys[0].key;
+		for (int j = 0; j < (int) lengthof(wrapper_keys); j++)
+			if (wrapper_keys[j].kind == k)
+				name = wrapper_keys[j].key;
+	}
+	if (kind == W_NONE)
+		return false;
+
+	switch (kind)
+	{
+		case W_OID:
+			{
+				const EjValue *v;
+				uint8_t		oid[12];
+
+				check_keys(in, obj, name, K_OID, NULL, "must be {\"$oid\": \"<24 hexadecimal digits>\"}.");
+				v = string_field(in, obj, "$oid", name, "must be a string of 24 hexadecimal digits.");
+				if (!extjson_parse_oid(v->str, v->len, oid))
+					ej_error(in, obj, name, "must be a string of 24 hexadecimal digits.");
+				*type_at = BSON_TYPE_OBJECTID;
+				bson_reserve(w, 12);
+				memcpy(w->pos, oid, 12);
+				w->pos += 12;
+				break;
+			}
+		case W_SYMBOL:
+			{
+				const EjValue *v;
+
+				check_keys(in, obj, name, K_SYMBOL, NULL, "must be {\"$symbol\": \"<string>\"}.");
+				v = string_field(in, obj, "$symbol", name, "must be a string.");
+				*type_at = BSON_TYPE_SYMBOL;
+				bson_reserve(w, BSON_STRING_VALSIZE(v->len));
+				bson_put_string(w, v->str, v->len);
+				break;
+			}
+		case W_NUMBER_INT:
+			{
+				const EjValue *v;
+				int32_t		i;
+
+				check_keys(in, obj, name, K_INT, NULL, "must be {\"$numberInt\": \"<int32>\"}.");
+				v = string_field(in, obj, "$numberInt", name, "must be a string holding a 32-bit integer.");
+				if (!extjson_parse_int32(v->str, v->len, &i))
+					ej_error(in, obj, name, "must be a string holding a 32-bit integer.");
+				*type_at = BSON_TYPE_INT32;
+				bson_put_int32(w, i);
+				break;
+			}
+		case W_NUMBER_LONG:
+			{
+				const EjValue *v;
+				int64_t		i;
+
+				check_keys(in, obj, name, K_LONG, NULL, "must be {\"$numberLong\": \"<int64>\"}.");
+				v = string_field(in, obj, "$numberLong", name, "must be a string holding a 64-bit integer.");
+				if (!extjson_parse_int64(v->str, v->len, &i))
+					ej_error(in, obj, name, "must be a string holding a 64-bit integer.");
+				*type_at = BSON_TYPE_INT64;
+				bson_put_int64(w, i);
+				break;
+			}
+		case W_NUMBER_DOUBLE:
+			{
+				const EjValue *v;
+				double		d;
+
+				check_keys(in, obj, name, K_DOUBLE, NULL, "must be {\"$numberDouble\": \"<decimal>\"}.");
+				v = string_field(in, obj, "$numberDouble", name, "must be a string holding a decimal number, \"Infinity\", \"-Infinity\" or \"NaN\".");
+				if (!extjson_parse_double(v->str, v->len, &d))
+					ej_error(in, obj, name, "must be a string holding a decimal number within double's range, \"Infinity\", \"-Infinity\" or \"NaN\".");
+				*type_at = BSON_TYPE_DOUBLE;
+				bson_put_double(w, d);
+				break;
+			}
+		case W_NUMBER_DECIMAL:
+			{
+				const EjValue *v;
+				uint64_t	low;
+				uint64_t	high;
+
+				check_keys(in, obj, name, K_DECIMAL, NULL, "must be {\"$numberDecimal\": \"<decimal>\"}.");
+				v = string_field(in, obj, "$numberDecimal", name, "must be a string holding a decimal number.");
+				if (!extjson_parse_decimal128(v->str, v->len, &low, &high))
+					ej_error(in, obj, name, "must be a string holding a decimal number that decimal128 holds exactly (at most 34 significant digits, exponent from -6176 to 6111), \"Infinity\", \"-Infinity\" or \"NaN\".");
+				*type_at = BSON_TYPE_DECIMAL128;
+				bson_put_decimal128(w, low, high);
+				break;
+			}
+		case W_BINARY:
+			{
+				const EjField *f = get_field(obj, "$binary");
+				const EjValue *data;
+				uint8_t		subtype;
+
+				if (f->value->kind == EJ_STRING)
+				{
+					const EjValue *type;
+
+					/* legacy: {"$binary": base64, "$type": hex} */
+					if (!in->legacy)
+						ej_error(in, obj, name, "is in the legacy form {\"$binary\": ..., \"$type\": ...}, accepted only with legacy_extended_json.");
+					check_keys(in, obj, name, K_LEGACY_BINARY, NULL, "must be {\"$binary\": \"<base64>\", \"$type\": \"<hex>\"}.");
+					data = f->value;
+					type = string_field(in, obj, "$type", name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
+					if (!extjson_parse_hex_subtype(type->str, type->len, &subtype))
+						ej_error(in, obj, name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
+				}
+				else
+				{
+					const EjValue *inner = f->value;
+					const EjValue *st;
+
+					check_keys(in, obj, name, K_BINARY, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
+					check_keys(in, inner, name, K_BINARY_INNER, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
+					data = string_field(in, inner, "base64", name, "must have a \"base64\" string.");
+					st = string_field(in, inner, "subType", name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
+					if (!extjson_parse_hex_subtype(st->str, st->len, &subtype))
+						ej_error(in, obj, name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
+				}
+				*type_at = BSON_TYPE_BINARY;
+				put_binary(in, obj, name, data, subtype);
+				break;
+			}
+		case W_UUID:
+			{
+				const EjValue *v;
+				uint8_t		uuid[16];
+
+				check_keys(in, obj, name, K_UUID, NULL, "must be {\"$uuid\": \"<8-4-4-4-12 hexadecimal digits>\"}.");
+				v = string_field(in, obj, "$uuid", name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
+				if (!extjson_parse_uuid(v->str, v->len, uuid))
+					ej_error(in, obj, name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
+				*type_at = BSON_TYPE_BINARY;
+				bson_reserve(w, 4 + 1 + 16);
+				bson_put_uint32_at(w->pos, 16);
+				w->pos[4] = 4;
+				memcpy(w->pos + 5, uuid, 16);
+				w->pos += 21;
+				break;
+			}
+		case W_CODE:
+			{
+				const EjValue *code;
+				const EjField *scope;
+
+				check_keys(in, obj, name, K_CODE, K_SCOPE, "must be {\"$code\": \"<string>\"} or {\"$code\": \"<string>\", \"$scope\": {...}}.");
+				code = string_field(in, obj, "$code", name, "must be a string.");
+				scope = get_field(obj, "$scope");
+				if (scope == NULL)
+				{
+					*type_at = BSON_TYPE_CODE;
+					bson_reserve(w, BSON_STRING_VALSIZE(code->len));
+					bson_put_string(w, code->str, code->len);
+				}
+				else
+				{
+					Size		total;
+
+					if (scope->value->kind != EJ_OBJECT)
+						ej_error(in, obj, name, "must have a \"$scope\" document.");
+					*type_at = BSON_TYPE_CODE_W_SCOPE;
+					total = bson_open(w);
+					bson_reserve(w, BSON_STRING_VALSIZE(code->len));
+					bson_put_string(w, code->str, code->len);
+					in->write_document(in->arg, scope->value);
+					bson_put_uint32_at(w->buf + total, (uint32) ((w->pos - w->buf) - total));
+				}
+				break;
+			}
+		case W_TIMESTAMP:
+			{
+				const EjValue *inner = get_field(obj, "$timestamp")->value;
+				int64		t;
+				int64		i;
+
+				check_keys(in, obj, name, K_TIMESTAMP, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
+				check_keys(in, inner, name, K_TIMESTAMP_INNER, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
+				if (!ej_integer(get_field(inner, "t")->value, &t) || t < 0 || t > PG_UINT32_MAX ||
+					!ej_integer(get_field(inner, "i")->value, &i) || i < 0 || i > PG_UINT32_MAX)
+					ej_error(in, obj, name, "must have integers from 0 to 4294967295 as \"t\" and \"i\".");
+				*type_at = BSON_TYPE_TIMESTAMP;
+				bson_reserve(w, 8);
+				bson_put_uint32_at(w->pos, (uint32) i);
+				bson_put_uint32_at(w->pos + 4, (uint32) t);
+				w->pos += 8;
+				break;
+			}
+		case W_REGULAR_EXPRESSION:
+			{
+				const EjValue *inner = get_field(obj, "$regularExpression")->value;
+
+				check_keys(in, obj, name, K_REGEX, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
+				check_keys(in, inner, name, K_REGEX_INNER, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
+				*type_at = BSON_TYPE_REGEX;
+				write_regex(in, obj, name,
+							string_field(in, inner, "pattern", name, "must have a \"pattern\" string."),
+							string_field(in, inner, "options", name, "must have an \"options\" string."));
+				break;
+			}
+		case W_LEGACY_REGEX:
+			{
+				const EjField *options;
+
+				if (!in->legacy)
+					ej_error(in, obj, name, "is in the legacy form {\"$regex\": ..., \"$options\": ...}, accepted only with legacy_extended_json.");
+				check_keys(in, obj, name, K_LEGACY_REGEX, K_OPTIONS, "must be {\"$regex\": \"<string>\", \"$options\": \"<string>\"}.");
+				options = get_field(obj, "$options");
+				if (options && options->value->kind != EJ_STRING)
+					ej_error(in, obj, name, "must have an \"$options\" string.");
+				*type_at = BSON_TYPE_REGEX;
+				write_regex(in, obj, name, get_field(obj, "$regex")->value,
+							options ? options->value : NULL);
+				break;
+			}
+		case W_DB_POINTER:
+			{
+				const EjValue *inner = get_field(obj, "$dbPointer")->value;
+				const EjValue *ref;
+				const EjValue *id;
+				const EjValue *oidstr;
+				uint8_t		oid[12];
+
+				check_keys(in, obj, name, K_DBPOINTER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
+				check_keys(in, inner, name, K_DBPOINTER_INNER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
+				ref = string_field(in, inner, "$ref", name, "must have a \"$ref\" string.");
+				id = get_field(inner, "$id")->value;
+				check_keys(in, id, name, K_OID, NULL, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+				oidstr = string_field(in, id, "$oid", name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+				if (!extjson_parse_oid(oidstr->str, oidstr->len, oid))
+					ej_error(in, obj, name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+				*type_at = BSON_TYPE_DBPOINTER;
+				bson_reserve(w, BSON_STRING_VALSIZE(ref->len));
+				bson_put_string(w, ref->str, ref->len);
+				bson_reserve(w, 12);
+				memcpy(w->pos, oid, 12);
+				w->pos += 12;
+				break;
+			}
+		case W_DATE:
+			{
+				const EjValue *v = get_field(obj, "$date")->value;
+				int64		ms;
+
+				check_keys(in, obj, name, K_DATE, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601 date and time with Z or an offset>\"}.");
+				if (v->kind == EJ_STRING)
+				{
+					int64_t		parsed;
+
+					if (!extjson_parse_iso8601(v->str, v->len, &parsed))
+						ej_error(in, obj, name, "must be an ISO-8601 date and time from year 0000 to 9999 with seconds and Z or an offset, such as \"2024-01-02T03:04:05.678Z\".");
+					ms = parsed;
+				}
+				else if (v->kind == EJ_OBJECT)
+				{
+					const EjValue *s;
+					int64_t		parsed;
+
+					check_keys(in, v, name, K_LONG, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
+					s = string_field(in, v, "$numberLong", name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
+					if (!extjson_parse_int64(s->str, s->len, &parsed))
+						ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} with a 64-bit integer.");
+					ms = parsed;
+				}
+				else if (v->kind == EJ_NUMBER)
+				{
+					if (!in->legacy)
+						ej_error(in, obj, name, "is in the legacy form {\"$date\": <ms>}, accepted only with legacy_extended_json.");
+					if (!ej_integer(v, &ms))
+						ej_error(in, obj, name, "must be an integer number of milliseconds in its legacy form.");
+				}
+				else
+					ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601>\"}.");
+				*type_at = BSON_TYPE_DATETIME;
+				bson_reserve(w, 8);
+				bson_put_int64(w, ms);
+				break;
+			}
+		case W_MIN_KEY:
+		case W_MAX_KEY:
+			{
+				int64		one;
+
+				check_keys(in, obj, name, kind == W_MIN_KEY ? K_MINKEY : K_MAXKEY, NULL,
+						   kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
+				if (!ej_integer(obj->fields[0].value, &one) || one != 1)
+					ej_error(in, obj, name, kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
+				*type_at = kind == W_MIN_KEY ? BSON_TYPE_MINKEY : BSON_TYPE_MAXKEY;
+				break;
+			}
+		case W_UNDEFINED:
+			check_keys(in, obj, name, K_UNDEFINED, NULL, "must be {\"$undefined\": true}.");
+			if (obj->fields[0].value->kind != EJ_TRUE)
+				ej_error(in, obj, name, "must be {\"$undefined\": true}.");
+			*type_at = BSON_TYPE_UNDEFINED;
+			break;
+		case W_NONE:
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,82 @@
+/*
+ * bson_extjson.h
+ *		MongoDB Extended JSON v2 wrappers ({"$oid": ...}, {"$date": ...}, ...)
+ *		to native BSON types, for every JSON input path.
+ *
+ * The input walkers (jsonb in bson_jsonb.c, JSON text in bson_json.c) load a
+ * nested object that may be a wrapper into the small EjValue form below and
+ * hand it here; this module decides whether it is a wrapper, validates it
+ * and writes the BSON value.  Wrappers are tiny, so loading them costs
+ * little; plain documents are never loaded, only located again.
+ */
+#ifndef BSON_EXTJSON_H
+#define BSON_EXTJSON_H
+
+#include "bson_writer.h"
+
+#include "utils/numeric.h"
+
+typedef enum EjKind
+{
+	EJ_STRING,
+	EJ_NUMBER,
+	EJ_TRUE,
+	EJ_FALSE,
+	EJ_NULL,
+	EJ_OBJECT,
+	EJ_ARRAY
+} EjKind;
+
+typedef struct EjValue EjValue;
+
+typedef struct EjField
+{
+	const char *key;			/* server encoding, no escapes left */
+	int			keylen;
+	EjValue    *value;
+} EjField;
+
+struct EjValue
+{
+	EjKind		kind;
+	const char *str;			/* EJ_STRING: server encoding, may hold NUL */
+	int			len;
+	const char *numtext;		/* EJ_NUMBER from JSON text: its literal */
+	int			numlen;
+	Numeric		num;			/* EJ_NUMBER from jsonb */
+	int			nfields;		/* EJ_OBJECT: loaded fields, or -1 if not */
+	EjField    *fields;
+	const void *source;			/* EJ_OBJECT, EJ_ARRAY: for the input walker */
+	const char *locator;		/* where in the input, for error paths */
+};
+
+typedef struct BsonExtJsonInput
+{
+	BsonWriter *w;
+	bool		legacy;			/* accept the legacy forms too */
+	/* write ev, an object, as a complete embedded BSON document */
+	void		(*write_document) (void *arg, const EjValue *ev);
+	void	   *arg;
+	const EjValue *current;		/* the wrapper being written, for errors */
+} BsonExtJsonInput;
+
+/* How deep wrapper candidates are loaded: {"$dbPointer": {"$id": {"$oid"}}} */
+#define EJ_LOAD_DEPTH 3
+
+/*
+ * Is key (of a nested object) one that makes the object a wrapper?  A
+ * "$regex" key counts only when its value is a string (value_is_string),
+ * since {"$regex": {...}} is a query operator, not the legacy wrapper.
+ */
+extern bool bson_extjson_is_wrapper_key(const char *key, int keylen,
+										bool value_is_string);
+
+/*
+ * If obj (a loaded object) is a wrapper, store its BSON type at *type_at,
+ * write its value and return true; return false for a plain document.
+ * Raises 22P02, naming the wrapper and the path, for a malformed wrapper.
+ */
+extern bool bson_extjson_write(BsonExtJsonInput *in, char *type_at,
+							   const EjValue *obj);
+
+#endif							/* BSON_EXTJSON_H */

@@ -1,0 +1,20 @@
+/*
+ * bson_json.h
+ *		JSON text -> BSON in one pass, keys in the order written.
+ */
+#ifndef BSON_JSON_H
+#define BSON_JSON_H
+
+#include "bson_writer.h"
+
+/*
+ * Append the members of the JSON object text[0..len) (server encoding) to
+ * the document the writer has open.  With extended_json, nested Extended
+ * JSON v2 wrappers become native BSON types (legacy forms too with
+ * legacy_extended_json).  A top-level value that is not an object raises
+ * 22023, invalid JSON 22P02.
+ */
+extern void bson_append_json_text_object(BsonWriter *w, const char *text, int len,
+										 bool extended_json, bool legacy_extended_json);
+
+#endif							/* BSON_JSON_H */

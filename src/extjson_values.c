@@ -1,0 +1,761 @@
+/*
+ * extjson_values.c
+ *		Parsers for the scalar strings of MongoDB Extended JSON v2.
+ *
+ * Deliberately free of PostgreSQL headers (see extjson_values.h): the same
+ * file is compiled into the extension and into test/unit's standalone
+ * program.  The inputs are not NUL-terminated, so no parser uses a libc
+ * string function on them; the one call into libc's number parsing
+ * (strtod, for doubles) gets a NUL-terminated copy of text that has already
+ * been checked against the grammar.
+ *
+ * The grammars are strict on purpose.  Extended JSON is produced by
+ * machines (mongoexport, the drivers' encoders), and accepting near-misses
+ * such as " 1", "+1" or "01" would silently give meaning to text that no
+ * conforming encoder writes.
+ */
+#include "extjson_values.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* decimal128 (IEEE 754-2008 binary integer decimal) limits */
+#define DEC128_MAX_DIGITS	34
+#define DEC128_EXP_MIN		(-6176)
+#define DEC128_EXP_MAX		6111
+#define DEC128_EXP_BIAS		6176
+
+#define DEC128_SIGN			(UINT64_C(1) << 63)
+#define DEC128_INF			UINT64_C(0x7800000000000000)
+#define DEC128_NAN			UINT64_C(0x7C00000000000000)
+
+/*
+ * Inputs longer than this (1 TiB) are refused by the decimal128 code before
+ * any arithmetic.  No real string comes near it (a PostgreSQL string is at
+ * most 1 GB); the bound only makes the overflow reasoning below
+ * unconditional: digit counts stay far below the exponent saturation point
+ * and everything fits in int64 with room to spare.
+ */
+#define DEC128_MAX_INPUT	(UINT64_C(1) << 40)
+
+/*
+ * Exponent text is accumulated up to this and then saturates.  Any exponent
+ * that large is out of range by far more than DEC128_MAX_INPUT digits could
+ * make up, so the saturated value leads to the same result as the exact one.
+ */
+#define DEC128_EXP_SATURATE	INT64_C(100000000000000000)
+
+/* Value of an ASCII hex digit, or -1 */
+static inline int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* isdigit() depends on the locale and takes int; this is ASCII only */
+static inline bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Two hex digits at s into *out */
+static inline bool
+hex_byte(const char *s, uint8_t *out)
+{
+	int			hi = hex_value(s[0]);
+	int			lo = hex_value(s[1]);
+
+	if (hi < 0 || lo < 0)
+		return false;
+	*out = (uint8_t) (hi << 4 | lo);
+	return true;
+}
+
+bool
+extjson_parse_oid(const char *s, size_t len, uint8_t out[12])
+{
+	if (len != 24)
+		return false;
+	for (int i = 0; i < 12; i++)
+	{
+		if (!hex_byte(s + 2 * i, &out[i]))
+			return false;
+	}
+	return true;
+}
+
+bool
+extjson_parse_uuid(const char *s, size_t len, uint8_t out[16])
+{
+	int			nbytes = 0;
+
+	if (len != 36)
+		return false;
+	for (size_t i = 0; i < 36;)
+	{
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+		{
+			if (s[i] != '-')
+				return false;
+			i++;
+			continue;
+		}
+		/* never at a hyphen position or the end: the groups are even-sized */
+		if (!hex_byte(s + i, &out[nbytes++]))
+			return false;
+		i += 2;
+	}
+	return true;
+}
+
+bool
+extjson_parse_hex_subtype(const char *s, size_t len, uint8_t *out)
+{
+	int			v = 0;
+
+	if (len < 1 || len > 2)
+		return false;
+	for (size_t i = 0; i < len; i++)
+	{
+		int			d = hex_value(s[i]);
+
+		if (d < 0)
+			return false;
+		v = v << 4 | d;
+	}
+	*out = (uint8_t) v;
+	return true;
+}
+
+size_t
+extjson_base64_decoded_max(size_t len)
+{
+	/* valid input is whole quads; a partial quad is refused unwritten */
+	return len / 4 * 3;
+}
+
+/* Value of a base64 (standard alphabet) symbol, or -1; '=' is -1 too */
+static inline int
+base64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+bool
+extjson_parse_base64(const char *s, size_t len, uint8_t *out, size_t *outlen)
+{
+	size_t		o = 0;
+
+	if (len % 4 != 0)
+		return false;
+	for (size_t i = 0; i < len; i += 4)
+	{
+		int			a = base64_value(s[i]);
+		int			b = base64_value(s[i + 1]);
+		int			c = base64_value(s[i + 2]);
+		int			d = base64_value(s[i + 3]);
+		bool		last = (i + 4 == len);
+
+		if (a < 0 || b < 0)
+			return false;		/* '=' is never among the first two */
+		out[o++] = (uint8_t) (a << 2 | b >> 4);
+		if (c < 0)
+		{
+			/*
+			 * "xx==": one byte; b's low 4 bits are unused and must be zero,
+			 * or two different strings would decode to the same bytes.
+			 */
+			if (!last || s[i + 2] != '=' || s[i + 3] != '=' || (b & 0x0F) != 0)
+				return false;
+			break;
+		}
+		out[o++] = (uint8_t) ((b & 0x0F) << 4 | c >> 2);
+		if (d < 0)
+		{
+			/* "xxx=": two bytes; c's low 2 bits are unused */
+			if (!last || s[i + 3] != '=' || (c & 0x03) != 0)
+				return false;
+			break;
+		}
+		out[o++] = (uint8_t) ((c & 0x03) << 6 | d);
+	}
+	*outlen = o;
+	return true;
+}
+
+/*
+ * -?(0|[1-9][0-9]*) with magnitude at most max_pos (max_pos + 1 if
+ * negative), the shared core of the int32 and int64 parsers.  The magnitude
+ * comes back unsigned so that INT64_MIN needs no special arithmetic here.
+ */
+static bool
+parse_integer(const char *s, size_t len, uint64_t max_pos,
+			  bool *negative, uint64_t *magnitude)
+{
+	size_t		i = 0;
+	uint64_t	limit;
+	uint64_t	acc = 0;
+
+	*negative = false;
+	if (i < len && s[i] == '-')
+	{
+		*negative = true;
+		i++;
+	}
+	if (i >= len)
+		return false;
+	/* "0" alone, not "00" or "01": no conforming encoder writes those */
+	if (s[i] == '0' && len - i > 1)
+		return false;
+	limit = *negative ? max_pos + 1 : max_pos;
+	for (; i < len; i++)
+	{
+		unsigned	d;
+
+		if (!is_digit(s[i]))
+			return false;
+		d = (unsigned) (s[i] - '0');
+		if (acc > (limit - d) / 10)
+			return false;
+		acc = acc * 10 + d;
+	}
+	*magnitude = acc;
+	return true;
+}
+
+bool
+extjson_parse_int32(const char *s, size_t len, int32_t *out)
+{
+	bool		negative;
+	uint64_t	m;
+
+	if (!parse_integer(s, len, (uint64_t) INT32_MAX, &negative, &m))
+		return false;
+	/* m <= 2^31, so the int64 negation is exact and fits int32 */
+	*out = (int32_t) (negative ? -(int64_t) m : (int64_t) m);
+	return true;
+}
+
+bool
+extjson_parse_int64(const char *s, size_t len, int64_t *out)
+{
+	bool		negative;
+	uint64_t	m;
+
+	if (!parse_integer(s, len, (uint64_t) INT64_MAX, &negative, &m))
+		return false;
+	if (!negative)
+		*out = (int64_t) m;
+	else if (m == (uint64_t) INT64_MAX + 1)
+		*out = INT64_MIN;		/* -m itself would overflow */
+	else
+		*out = -(int64_t) m;
+	return true;
+}
+
+/* s[0..len) equals the NUL-terminated lit exactly */
+static inline bool
+equals_literal(const char *s, size_t len, const char *lit)
+{
+	return len == strlen(lit) && memcmp(s, lit, len) == 0;
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, JSON's number grammar */
+static bool
+is_json_number(const char *s, size_t len)
+{
+	size_t		i = 0;
+
+	if (i < len && s[i] == '-')
+		i++;
+	if (i >= len || !is_digit(s[i]))
+		return false;
+	if (s[i] == '0')
+		i++;
+	else
+		while (i < len && is_digit(s[i]))
+			i++;
+	if (i < len && s[i] == '.')
+	{
+		i++;
+		if (i >= len || !is_digit(s[i]))
+			return false;
+		while (i < len && is_digit(s[i]))
+			i++;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= len || !is_digit(s[i]))
+			return false;
+		while (i < len && is_digit(s[i]))
+			i++;
+	}
+	return i == len;
+}
+
+bool
+extjson_parse_double(const char *s, size_t len, double *out)
+{
+	char		buf[EXTJSON_DOUBLE_MAX_LEN + 1];
+	char	   *end;
+	double		d;
+
+	/* the exact spellings of the Extended JSON spec, nothing looser */
+	if (equals_literal(s, len, "Infinity"))
+	{
+		*out = HUGE_VAL;
+		return true;
+	}
+	if (equals_literal(s, len, "-Infinity"))
+	{
+		*out = -HUGE_VAL;
+		return true;
+	}
+	if (equals_literal(s, len, "NaN"))
+	{
+		*out = NAN;
+		return true;
+	}
+
+	/*
+	 * strtod also takes hex floats, "inf", "nan(...)" and leading blanks,
+	 * and stops quietly at the first character it does not like; checking
+	 * the grammar first means it only ever sees a plain decimal.  (Its
+	 * decimal point follows LC_NUMERIC, which is "C" in a backend.)
+	 */
+	if (len > EXTJSON_DOUBLE_MAX_LEN || !is_json_number(s, len))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	d = strtod(buf, &end);
+	if (end != buf + len)
+		return false;
+
+	/*
+	 * A finite decimal whose double is infinite is not representable, which
+	 * the $numberDouble spec forbids.  Underflow (ERANGE with a zero or
+	 * subnormal result) is the correctly rounded value and is kept.
+	 */
+	if (isinf(d))
+		return false;
+	*out = d;
+	return true;
+}
+
+/*
+ * decimal128
+ *
+ * The value of the text is coefficient * 10^exponent where the coefficient
+ * is every digit as written (leading zeros aside) and the exponent is the
+ * written one minus the digits after the point.  decimal128 keeps that
+ * representation ("1.00" stays 100E-2) as long as it fits: at most 34
+ * digits and an exponent in [-6176, 6111].  When it does not, the only
+ * changes allowed are those that keep the value exactly: dropping trailing
+ * zeros of the coefficient (raising the exponent), or appending zeros
+ * (lowering the exponent, "clamping") when the exponent is too large.  A
+ * value that needs more would have to be rounded, and the specification
+ * makes inexact conversion an error.
+ *
+ * The digits can sit in two pieces (either side of a '.'), so the core
+ * takes two spans rather than needing a copy of unbounded size.
+ */
+typedef struct DigitSpans
+{
+	const char *a;
+	size_t		na;
+	const char *b;
+	size_t		nb;
+} DigitSpans;
+
+static inline char
+span_digit(const DigitSpans *d, size_t i)
+{
+	return i < d->na ? d->a[i] : d->b[i - d->na];
+}
+
+/*
+ * (hi, lo) = (hi, lo) * 10 + digit.  The coefficient stays below 10^34 <
+ * 2^113, so hi never overflows; lo * 10 is done in 32-bit halves because C99
+ * has no 128-bit type.
+ */
+static inline void
+u128_mul10_add(uint64_t *hi, uint64_t *lo, unsigned digit)
+{
+	uint64_t	l = *lo;
+	uint64_t	low_part = (l & UINT64_C(0xFFFFFFFF)) * 10;
+	uint64_t	high_part = (l >> 32) * 10;
+	uint64_t	new_lo = low_part + (high_part << 32);
+	uint64_t	carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
+
+	*hi = *hi * 10 + carry;
+	*lo = new_lo + digit;
+	if (*lo < new_lo)
+		(*hi)++;
+}
+
+static bool
+decimal128_from_spans(bool negative, const DigitSpans *d, int64_t exponent,
+					  uint64_t *low, uint64_t *high)
+{
+	uint64_t	sign = negative ? DEC128_SIGN : 0;
+	size_t		n = d->na + d->nb;
+	size_t		first;
+	size_t		last;
+	size_t		nsig;			/* digits from the first nonzero one */
+	size_t		trailing;		/* zeros after the last nonzero digit */
+	size_t		drop = 0;		/* trailing zeros to remove */
+	size_t		kept;
+	int64_t		pad = 0;		/* zeros to append */
+	uint64_t	hi = 0;
+	uint64_t	lo = 0;
+
+	if (n == 0 || (uint64_t) d->na > DEC128_MAX_INPUT ||
+		(uint64_t) d->nb > DEC128_MAX_INPUT)
+		return false;
+
+	for (first = 0; first < n && span_digit(d, first) == '0'; first++)
+		;
+	if (first == n)
+	{
+		/*
+		 * Zero has no digits to drop or pad, and every exponent gives the
+		 * same value, so an out-of-range one is simply clamped.
+		 */
+		if (exponent < DEC128_EXP_MIN)
+			exponent = DEC128_EXP_MIN;
+		else if (exponent > DEC128_EXP_MAX)
+			exponent = DEC128_EXP_MAX;
+		*low = 0;
+		*high = sign | ((uint64_t) (exponent + DEC128_EXP_BIAS) << 49);
+		return true;
+	}
+	for (last = n - 1; span_digit(d, last) == '0'; last--)
+		;
+	nsig = n - first;
+	trailing = n - 1 - last;
+
+	/*
+	 * Padding adds at most 33 zeros, so a nonzero value with a larger
+	 * exponent than this has no decimal128.  Checking now also bounds the
+	 * exponent above for the additions below.
+	 */
+	if (exponent > DEC128_EXP_MAX + DEC128_MAX_DIGITS - 1)
+		return false;
+
+	/* zeros that must go: beyond 34 digits, and below the least exponent */
+	if (nsig > DEC128_MAX_DIGITS)
+		drop = nsig - DEC128_MAX_DIGITS;
+	if (exponent < DEC128_EXP_MIN)
+	{
+		/* cannot overflow: exponent >= INT64_MIN */
+		int64_t		need = DEC128_EXP_MIN - exponent;
+
+		if ((uint64_t) need > (uint64_t) trailing)
+			return false;
+		if ((size_t) need > drop)
+			drop = (size_t) need;
+	}
+	if (drop > trailing)
+		return false;			/* would drop a nonzero digit: inexact */
+	kept = nsig - drop;
+	/* drop < n <= 2^41 and exponent <= 6144: no overflow */
+	exponent += (int64_t) drop;
+
+	if (exponent > DEC128_EXP_MAX)
+	{
+		pad = exponent - DEC128_EXP_MAX;
+		if ((uint64_t) pad > (uint64_t) (DEC128_MAX_DIGITS - kept))
+			return false;
+		exponent = DEC128_EXP_MAX;
+	}
+
+	for (size_t i = first; i < first + kept; i++)
+		u128_mul10_add(&hi, &lo, (unsigned) (span_digit(d, i) - '0'));
+	for (int64_t i = 0; i < pad; i++)
+		u128_mul10_add(&hi, &lo, 0);
+
+	*low = lo;
+	*high = sign | ((uint64_t) (exponent + DEC128_EXP_BIAS) << 49) | hi;
+	return true;
+}
+
+bool
+extjson_decimal128_from_digits(bool negative, const char *digits,
+							   size_t ndigits, int64_t exponent,
+							   uint64_t *low, uint64_t *high)
+{
+	DigitSpans	d = {digits, ndigits, NULL, 0};
+
+	/* decimal128_from_spans trusts its spans to hold only digits */
+	for (size_t i = 0; i < ndigits; i++)
+	{
+		if (!is_digit(digits[i]))
+			return false;
+	}
+	return decimal128_from_spans(negative, &d, exponent, low, high);
+}
+
+/* s[0..len) equals the lower-case ASCII lit, ignoring ASCII case */
+static bool
+equals_ignore_case(const char *s, size_t len, const char *lit)
+{
+	if (len != strlen(lit))
+		return false;
+	for (size_t i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char) (c - 'A' + 'a');
+		if (c != lit[i])
+			return false;
+	}
+	return true;
+}
+
+bool
+extjson_parse_decimal128(const char *s, size_t len,
+						 uint64_t *low, uint64_t *high)
+{
+	size_t		i = 0;
+	bool		negative = false;
+	DigitSpans	d;
+	int64_t		exponent = 0;
+
+	if ((uint64_t) len > DEC128_MAX_INPUT)
+		return false;
+	if (i < len && (s[i] == '+' || s[i] == '-'))
+	{
+		negative = (s[i] == '-');
+		i++;
+	}
+
+	/* the specification spells these case-insensitively, sign allowed */
+	if (equals_ignore_case(s + i, len - i, "inf") ||
+		equals_ignore_case(s + i, len - i, "infinity"))
+	{
+		*low = 0;
+		*high = (negative ? DEC128_SIGN : 0) | DEC128_INF;
+		return true;
+	}
+	if (equals_ignore_case(s + i, len - i, "nan"))
+	{
+		*low = 0;
+		*high = (negative ? DEC128_SIGN : 0) | DEC128_NAN;
+		return true;
+	}
+
+	/* digits [ '.' [digits] ] | '.' digits: at least one digit somewhere */
+	d.a = s + i;
+	while (i < len && is_digit(s[i]))
+		i++;
+	d.na = (size_t) (s + i - d.a);
+	d.b = s + i;
+	d.nb = 0;
+	if (i < len && s[i] == '.')
+	{
+		i++;
+		d.b = s + i;
+		while (i < len && is_digit(s[i]))
+			i++;
+		d.nb = (size_t) (s + i - d.b);
+	}
+	if (d.na + d.nb == 0)
+		return false;
+
+	if (i < len && (s[i] == 'e' || s[i] == 'E'))
+	{
+		bool		exp_negative = false;
+		size_t		start;
+
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+		{
+			exp_negative = (s[i] == '-');
+			i++;
+		}
+		start = i;
+		for (; i < len && is_digit(s[i]); i++)
+		{
+			/* saturate rather than overflow (see DEC128_EXP_SATURATE) */
+			if (exponent < DEC128_EXP_SATURATE)
+				exponent = exponent * 10 + (s[i] - '0');
+		}
+		if (i == start)
+			return false;
+		if (exp_negative)
+			exponent = -exponent;
+	}
+	if (i != len)
+		return false;
+
+	/* digits after the point scale the value down */
+	exponent -= (int64_t) d.nb;
+	return decimal128_from_spans(negative, &d, exponent, low, high);
+}
+
+/*
+ * Dates
+ *
+ * Computed with integer arithmetic only: timegm() is not C99 and mktime()
+ * would drag in the process's time zone, and neither is defined for all of
+ * years 0000-9999 on every platform.
+ */
+
+/* n decimal digits at s as a number; false if any is not a digit */
+static bool
+fixed_digits(const char *s, int n, int *out)
+{
+	int			v = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (!is_digit(s[i]))
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool
+is_leap_year(int y)
+{
+	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
+static int
+days_in_month(int y, int m)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+	return m == 2 && is_leap_year(y) ? 29 : days[m - 1];
+}
+
+/*
+ * Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (Howard
+ * Hinnant's days_from_civil).  Counting years from March puts the leap day
+ * last, so the day of the year is a closed formula; 400-year eras make it
+ * exact for any year, including those before 1970 and year 0.
+ */
+static int64_t
+days_from_civil(int y, int m, int d)
+{
+	int64_t		yy = y - (m <= 2 ? 1 : 0);
+	int64_t		era = (yy >= 0 ? yy : yy - 399) / 400;
+	int64_t		yoe = yy - era * 400;	/* [0, 399] */
+	int64_t		doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;	/* [0, 365] */
+	int64_t		doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;	/* [0, 146096] */
+
+	return era * 146097 + doe - 719468;
+}
+
+bool
+extjson_parse_iso8601(const char *s, size_t len, int64_t *ms)
+{
+	int			year,
+				month,
+				day,
+				hour,
+				minute,
+				second;
+	int			millis = 0;
+	int64_t		offset_minutes = 0;
+	size_t		i;
+
+	/* "YYYY-MM-DDTHH:MM:SS" is fixed-width: 19 chars */
+	if (len < 19)
+		return false;
+	if (!fixed_digits(s, 4, &year) || s[4] != '-' ||
+		!fixed_digits(s + 5, 2, &month) || s[7] != '-' ||
+		!fixed_digits(s + 8, 2, &day) || s[10] != 'T' ||
+		!fixed_digits(s + 11, 2, &hour) || s[13] != ':' ||
+		!fixed_digits(s + 14, 2, &minute) || s[16] != ':' ||
+		!fixed_digits(s + 17, 2, &second))
+		return false;
+	if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) ||
+		hour > 23 || minute > 59 || second > 59)
+		return false;
+
+	i = 19;
+	if (i < len && s[i] == '.')
+	{
+		/*
+		 * Any number of digits; the first three are the milliseconds and
+		 * the rest are cut off, which is the floor for a non-negative
+		 * fraction.
+		 */
+		size_t		start = ++i;
+
+		for (; i < len && is_digit(s[i]); i++)
+		{
+			if (i - start < 3)
+				millis = millis * 10 + (s[i] - '0');
+		}
+		if (i == start)
+			return false;
+		for (size_t k = i - start; k < 3; k++)
+			millis *= 10;
+	}
+
+	/* the offset is required: a bare local time names no instant */
+	if (i >= len)
+		return false;
+	if (s[i] == 'Z')
+		i++;
+	else if (s[i] == '+' || s[i] == '-')
+	{
+		int			sign = (s[i] == '-') ? -1 : 1;
+		int			oh,
+					om;
+
+		i++;
+		if (len - i == 5 && s[i + 2] == ':')
+		{
+			if (!fixed_digits(s + i, 2, &oh) || !fixed_digits(s + i + 3, 2, &om))
+				return false;
+		}
+		else if (len - i == 4)
+		{
+			if (!fixed_digits(s + i, 2, &oh) || !fixed_digits(s + i + 2, 2, &om))
+				return false;
+		}
+		else
+			return false;
+		if (oh > 23 || om > 59)
+			return false;
+		offset_minutes = sign * (oh * 60 + om);
+		i = len;
+	}
+	else
+		return false;
+	if (i != len)
+		return false;
+
+	/* local time = UTC + offset, so UTC = local time - offset */
+	*ms = ((days_from_civil(year, month, day) * 24 + hour) * 60 + minute
+		   - offset_minutes) * 60000
+		+ (int64_t) second * 1000 + millis;
+	return true;
+}
