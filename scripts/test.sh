@@ -6,8 +6,10 @@
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1 and SQL_ASCII),
-#   - runs the cross-check against pymongo's decoder (10,000 generated
-#     documents in UTF8, LATIN1 and SQL_ASCII databases),
+#   - runs the C unit tests of the Extended JSON value parsers,
+#   - runs the cross-checks against pymongo (10,000 generated documents in
+#     UTF8, plus LATIN1 and SQL_ASCII databases; 10,000 Extended JSON
+#     documents encoded by pymongo's json_util and bson),
 #   - stops and removes the cluster.
 # The last line says "tests: N passed, M failed"; the exit status is 0 only
 # when nothing failed.
@@ -45,6 +47,19 @@ regress() {
 	fi
 }
 
+# the C unit tests of the Extended JSON value parsers (no server needed)
+log "unit tests: Extended JSON value parsers"
+unit_out=$(make -s -C test/unit check 2>&1)
+printf '%s\n' "$unit_out" | tail -5
+unit_line=$(printf '%s\n' "$unit_out" | grep -E '^unit: [0-9]+ passed, [0-9]+ failed' | tail -1)
+if [ -n "$unit_line" ]; then
+	passed=$((passed + $(printf '%s' "$unit_line" | sed -E 's/^unit: ([0-9]+) passed.*/\1/')))
+	failed=$((failed + $(printf '%s' "$unit_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+else
+	failed=$((failed + 1))
+	failures+=("unit tests")
+fi
+
 regress "UTF8 database" installcheck
 regress "LATIN1, SQL_ASCII and WIN1252 databases" -k installcheck-encodings
 
@@ -56,12 +71,13 @@ crosscheck() {
 	createdb -T template0 -E "$encoding" "$db" && psql -qX -d "$db" -c 'CREATE EXTENSION bson_out' || {
 		failed=$((failed + 1)); failures+=("crosscheck $label: setup"); return; }
 	local out
-	out=$(PGDATABASE=$db "$PYTHON" test/crosscheck.py "$@" 2>&1)
+	out=$(PGDATABASE=$db "$PYTHON" "${CROSSCHECK_SCRIPT:-test/crosscheck.py}" "$@" 2>&1)
 	local rc=$?
 	printf '%s\n' "$out" | tail -25
 	local line ok bad
-	line=$(printf '%s\n' "$out" | grep -E '^crosscheck: [0-9]+ passed, [0-9]+ failed' | tail -1)
-	ok=$(printf '%s' "$line" | sed -E 's/^crosscheck: ([0-9]+) passed.*/\1/')
+	local tag=${CROSSCHECK_TAG:-crosscheck}
+	line=$(printf '%s\n' "$out" | grep -E "^$tag: [0-9]+ passed, [0-9]+ failed" | tail -1)
+	ok=$(printf '%s' "$line" | sed -E "s/^$tag: ([0-9]+) passed.*/\\1/")
 	bad=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 	passed=$((passed + ${ok:-0}))
 	failed=$((failed + ${bad:-0}))
@@ -74,6 +90,8 @@ crosscheck() {
 crosscheck "UTF8 database" xcheck_utf8 UTF8 --count 10000
 crosscheck "LATIN1 database" xcheck_latin1 LATIN1 --count 3000 --alphabet latin1 --seed 2
 crosscheck "SQL_ASCII database" xcheck_sql_ascii SQL_ASCII --count 3000 --seed 3
+CROSSCHECK_SCRIPT=test/crosscheck_extjson.py CROSSCHECK_TAG=crosscheck-extjson \
+	crosscheck "Extended JSON, UTF8 database" xcheck_extjson UTF8 --count 10000
 
 cluster_stop
 echo

@@ -45,3 +45,11 @@ FROM (SELECT s.doc, f.b FROM samples s JOIN fast f USING (id)) x,
 SELECT octet_length(b) AS doc_bytes,
        substring(b FROM 12 FOR 200000) = convert_to(repeat(E'\xe9', 100000), 'UTF8') AS utf8_ok
 FROM to_bson(jsonb_build_object('s', repeat(E'\xe9', 100000))) AS b;
+
+-- json_to_bson: raw LATIN1 text and \u escapes both become UTF-8; an escape
+-- for a character LATIN1 cannot hold is refused, as PostgreSQL's own JSON
+-- input refuses it in this database
+SELECT encode(json_to_bson(E'{"caf\xe9": "\\u00e9t\xe9", "k": "\\u00fc"}'), 'hex');
+SELECT json_to_bson('{"s": "\u6771"}');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT json_to_bson(E'{"k": "\xfc"}') = to_bson(E'{"k": "\xfc"}'::jsonb) AS same_as_jsonb;

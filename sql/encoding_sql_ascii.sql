@@ -28,3 +28,9 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- a UTF-16 surrogate written as UTF-8 bytes is not valid UTF-8 either
 SELECT to_bson(jsonb_build_object('surrogate', E'\xed\xa0\x80'));
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- json_to_bson: \u escapes become UTF-8; raw bytes must already be UTF-8
+SELECT encode(json_to_bson('{"s": "\u00e9\u6771\ud83d\ude00"}'), 'hex');
+SELECT encode(json_to_bson(E'{"s": "\xc3\xa9"}'), 'hex');
+SELECT json_to_bson(E'{"s": "caf\xe9"}');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;

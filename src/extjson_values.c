@@ -334,7 +334,7 @@ extjson_parse_double(const char *s, size_t len, double *out)
 	}
 	if (equals_literal(s, len, "NaN"))
 	{
-		*out = NAN;
+		*out = (double) NAN;
 		return true;
 	}
 

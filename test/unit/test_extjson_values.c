@@ -8,9 +8,10 @@
  * The parsers promise never to read outside [s, s + len), so every input is
  * parsed twice from a copy placed against an inaccessible page: once ending
  * exactly where the page begins, once starting exactly where one ends.  A
- * read past either end is then a crash rather than a silent pass.  (Where
- * mmap is unavailable the copy is an exact-size malloc, which still catches
- * reliance on a terminating NUL under a memory checker.)
+ * read past either end is then a crash rather than a silent pass; the crash
+ * is reported as a failure, naming the input, and still ends with the
+ * "unit:" line.  (Where mmap is unavailable the copy is an exact-size malloc,
+ * which still catches reliance on a terminating NUL under a memory checker.)
  *
  * Expected decimal128 encodings were computed independently with pymongo's
  * bson.decimal128.Decimal128(text).bid (python3-bson); where pymongo raises
@@ -23,6 +24,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,57 @@ static size_t page_size;
 
 static char *heap_copy;			/* for inputs longer than a page */
 
+static const char *show(const char *s, size_t len);
+
+/* The input being parsed, for the crash report */
+static char crash_note[256];
+
+#ifdef HAVE_GUARD_PAGES
+/* write(2) of a NUL-terminated string: stdio is not safe in a signal handler */
+static void
+write_str(const char *s)
+{
+	ssize_t		r = write(STDOUT_FILENO, s, strlen(s));
+
+	(void) r;
+}
+
+static void
+write_int(int v)
+{
+	char		buf[16];
+	int			i = sizeof(buf) - 1;
+
+	buf[i] = '\0';
+	do
+	{
+		buf[--i] = (char) ('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	write_str(buf + i);
+}
+
+/*
+ * A read outside the input hit a guard page.  Report it like any other
+ * failure, so that the run still ends with the "unit:" line.  (stdout is
+ * line-buffered, so everything printed before is already out.)
+ */
+static void
+on_crash(int sig)
+{
+	write_str("FAIL crashed (signal ");
+	write_int(sig);
+	write_str(", a read outside the input?) parsing \"");
+	write_str(crash_note);
+	write_str("\"\nunit: ");
+	write_int(passed);
+	write_str(" passed, ");
+	write_int(failed + 1);
+	write_str(" failed\n");
+	_exit(1);
+}
+#endif
+
 static void
 guard_init(void)
 {
@@ -64,6 +117,8 @@ guard_init(void)
 		fprintf(stderr, "cannot set up guard pages\n");
 		exit(2);
 	}
+	signal(SIGSEGV, on_crash);
+	signal(SIGBUS, on_crash);
 #endif
 }
 
@@ -76,6 +131,7 @@ place(const char *src, size_t len, int where)
 {
 	free(heap_copy);
 	heap_copy = NULL;
+	snprintf(crash_note, sizeof(crash_note), "%s", show(src, len));
 #ifdef HAVE_GUARD_PAGES
 	if (len <= page_size)
 	{
@@ -1387,6 +1443,7 @@ test_iso8601(void)
 int
 main(void)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	guard_init();
 	test_oid();
 	test_uuid();
