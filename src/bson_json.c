@@ -22,6 +22,7 @@
 
 #include "miscadmin.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 
 #include "bson_extjson.h"
 #include "bson_numeric.h"
@@ -140,6 +141,37 @@ read_string(JsonText *t, int *len)
 	Assert(*t->p == '"');
 	start = ++t->p;
 	s = start;
+
+	/*
+	 * Eight bytes at a time while none of them is a quote, a backslash or a
+	 * control character: for each of the three, the classic "has a zero
+	 * byte" test ((v - 0x01..) & ~v & 0x80..), exact as to whether any byte
+	 * matches, on v XOR the character (or v less 0x20 for "below 0x20").
+	 */
+	while (t->end - s >= 8)
+	{
+		uint64		v;
+		uint64		q;
+		uint64		b;
+		uint64		hit;
+
+		memcpy(&v, s, 8);
+		q = v ^ UINT64CONST(0x2222222222222222);
+		b = v ^ UINT64CONST(0x5C5C5C5C5C5C5C5C);
+		hit = (((q - UINT64CONST(0x0101010101010101)) & ~q) |
+			   ((b - UINT64CONST(0x0101010101010101)) & ~b) |
+			   ((v - UINT64CONST(0x2020202020202020)) & ~v)) &
+			UINT64CONST(0x8080808080808080);
+		if (hit)
+		{
+#ifndef WORDS_BIGENDIAN
+			/* the lowest flagged byte is the first real match */
+			s += pg_rightmost_one_pos64(hit) >> 3;
+#endif
+			break;
+		}
+		s += 8;
+	}
 	while (s < t->end && *s != '"' && *s != '\\')
 	{
 		if ((unsigned char) *s < 0x20)
@@ -161,8 +193,11 @@ read_string(JsonText *t, int *len)
 		return start;
 	}
 
-	/* escapes: decode into scratch */
-	resetStringInfo(&t->scratch);
+	/* escapes: decode into scratch, made on first use */
+	if (t->scratch.data == NULL)
+		initStringInfo(&t->scratch);
+	else
+		resetStringInfo(&t->scratch);
 	appendBinaryStringInfo(&t->scratch, start, (int) (s - start));
 	t->p = s;
 	for (;;)
@@ -880,7 +915,7 @@ bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 	t.end = text + len;
 	t.extended = extended_json;
 	t.token = NULL;
-	initStringInfo(&t.scratch);
+	t.scratch.data = NULL;		/* most texts have no escapes */
 	t.ej.w = w;
 	t.ej.legacy = legacy_extended_json;
 	t.ej.write_document = write_document_at;

@@ -31,7 +31,7 @@ Ends with the line "crosscheck-extjson: N passed, M failed" (N + M = number
 of documents; a document fails if any of its checks fails); exit status 0
 iff M == 0.
 """
-import argparse, io, json, math, random, struct, sys, time, traceback, types
+import argparse, io, json, math, random, re, struct, sys, time, traceback, types
 from decimal import Context, Decimal, localcontext
 
 # bson.json_util (python3-bson 3.11) imports pymongo.errors only for
@@ -74,6 +74,7 @@ def jsonb_key(k):
 
 SHORT_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n",
              "\r": "\\r", "\t": "\\t", "/": "\\/"}
+MUST_ESCAPE = re.compile('["\\\\\x00-\x1f]')
 
 class Dumper:
     """Writes a tree as JSON text with varied whitespace and escapes."""
@@ -92,14 +93,21 @@ class Dumper:
         s = "\\u%04x" % n
         return s.upper().replace("\\U", "\\u") if self.r.random() < 0.3 else s
 
+    def esc1(self, m):
+        ch = m.group()
+        e = SHORT_ESC.get(ch)
+        return e if e and self.r.random() < 0.7 else self.hexesc(ord(ch))
+
     def string(self, s):
+        if not self.esc_p:      # only what JSON requires, short or \u form
+            return '"' + MUST_ESCAPE.sub(self.esc1, s) + '"'
         r, out = self.r, ['"']
         for ch in s:
             o = ord(ch)
             if ch in '"\\' or o < 0x20:
                 e = SHORT_ESC.get(ch)
                 out.append(e if e and r.random() < 0.7 else self.hexesc(o))
-            elif self.esc_p and r.random() < self.esc_p:
+            elif r.random() < self.esc_p:
                 if o > 0xFFFF:
                     v = o - 0x10000
                     out.append(self.hexesc(0xD800 + (v >> 10)) + self.hexesc(0xDC00 + (v & 0x3FF)))
@@ -182,34 +190,45 @@ class Gen:
     def __init__(self, rng):
         self.r = rng
         self.stats = {}
+        self.tables = {}
         self.legacy_used = set()
 
     def count(self, what):
         self.stats[what] = self.stats.get(what, 0) + 1
 
     # --- strings and keys
-    def char(self, p_non, p_ctl, nul):
-        r = self.r
-        x = r.random()
-        if x < p_non:
-            if r.random() < 0.5:
-                return r.choice(NON_ASCII)
-            lo, hi = r.choice(NON_ASCII_RANGES)
-            return chr(r.randint(lo, hi))
-        if x < p_non + p_ctl:
-            c = r.choice(CONTROLS)
-            return "\x00" if nul and r.random() < 0.1 else c
-        return r.choice(ASCII)
+    def table(self, p_non, p_ctl, nul):
+        """256 characters shared out by probability (cached per mix)."""
+        key = (p_non, p_ctl, nul)
+        t = self.tables.get(key)
+        if t is None:
+            r = self.r
+            n_non, n_ctl = round(256 * p_non), round(256 * p_ctl)
+            t = [NON_ASCII[j // 2 % len(NON_ASCII)] if j % 2 else self.random_non_ascii()
+                 for j in range(n_non)]
+            t += [CONTROLS[j % len(CONTROLS)] for j in range(n_ctl)]
+            if nul:
+                t.append("\x00")
+            t += [ASCII[j % len(ASCII)] for j in range(256 - len(t))]
+            self.tables[key] = t
+        return t
+
+    def random_non_ascii(self):
+        lo, hi = self.r.choice(NON_ASCII_RANGES)
+        return chr(self.r.randint(lo, hi))
 
     def text(self, n, nul=False):
         r = self.r
-        p_non = r.choice([0, 0, 0.1, 0.5])
-        p_ctl = r.choice([0, 0, 0.05, 0.3])
-        return "".join(self.char(p_non, p_ctl, nul) for _ in range(n))
+        t = self.table(r.choice([0, 0, 0.1, 0.5]), r.choice([0, 0, 0.05, 0.3]), nul)
+        s = "".join(map(t.__getitem__, r.randbytes(n)))
+        if n and r.random() < 0.1:   # one fresh code point of any length class
+            j = r.randrange(n)
+            s = s[:j] + self.random_non_ascii() + s[j + 1:]
+        return s
 
     def string(self):
         r = self.r
-        n = r.choice([0, 1, 2, 3, 5, 8, 12, 20, 24, 25, 26]) if r.random() < 0.9 \
+        n = r.choice([0, 1, 2, 3, 5, 8, 12, 20, 24, 25, 26]) if r.random() < 0.97 \
             else r.choice([100, 255, 256, 1000, 4096])
         return self.text(n, nul=self.allow_nul)
 

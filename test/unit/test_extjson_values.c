@@ -682,6 +682,11 @@ test_base64(void)
 	check_base64_n("AAAA", 4, true, (const uint8_t *) "\0\0\0", 3);
 	check_base64_n("////", 4, true, (const uint8_t *) "\xff\xff\xff", 3);
 	check_base64_n("AA==", 4, true, (const uint8_t *) "\0", 1);
+	/* bson-corpus binary.json */
+	check_base64_n("//8=", 4, true, (const uint8_t *) "\xff\xff", 2);
+	check_base64_n("c//SZESzTGmQ6OfR38A11A==", 24, true,
+				   (const uint8_t *) "\x73\xff\xd2\x64\x44\xb3\x4c\x69"
+				   "\x90\xe8\xe7\xd1\xdf\xc0\x35\xd4", 16);
 
 	/* lengths */
 	check_base64("Zg", false, NULL);
@@ -845,6 +850,11 @@ test_double(void)
 	check_double("-2.5e-3", true, -2.5e-3);
 	check_double("1.0001220703125", true, 1.0001220703125);
 	check_double("1.2345678921232E+18", true, 1.2345678921232E+18);
+	/* bson-corpus double.json */
+	check_double("2.0001220703125e10", true, 2.0001220703125e10);
+	check_double("-2.0001220703125e10", true, -2.0001220703125e10);
+	check_double("1.2345678901234568e+18", true, 1.2345678901234568e+18);
+	check_double("1.23456789012345678e+18", true, 1.2345678901234568e+18);
 	check_double("-1.2345678921232E+18", true, -1.2345678921232E+18);
 	check_double("1E+308", true, 1e308);
 	check_double("1e308", true, 1e308);
@@ -1131,6 +1141,43 @@ static const Dec128Case dec128_cases[] = {
 	{"+Inf.", false, 0, 0},	/* grammar; pymongo: InvalidOperation */
 };
 
+/*
+ * Vectors of the MongoDB specifications repository (bson-corpus,
+ * decimal128-1.json): the text of canonical_extjson or degenerate_extjson
+ * and the value bytes of canonical_bson.
+ */
+static const Dec128Case dec128_corpus[] = {
+	{"0.000001234567890123456789012345678901234", true, UINT64_C(0x2FF23CDE6FFF9732), UINT64_C(0xDE825CD07E96AFF2)},
+	{"0.001234", true, UINT64_C(0x3034000000000000), UINT64_C(0x00000000000004D2)},
+	{"0.00123400000", true, UINT64_C(0x302A000000000000), UINT64_C(0x00000000075AEF40)},
+	{"0.1234567890123456789012345678901234", true, UINT64_C(0x2FFC3CDE6FFF9732), UINT64_C(0xDE825CD07E96AFF2)},
+	{"-0.0", true, UINT64_C(0xB03E000000000000), UINT64_C(0x0000000000000000)},
+	{"2.000", true, UINT64_C(0x303A000000000000), UINT64_C(0x00000000000007D0)},
+	{"9.999999999999999999999999999999999E-6143", true, UINT64_C(0x0001ED09BEAD87C0), UINT64_C(0x378D8E63FFFFFFFF)},
+	{"1.234567890123456789012345678901234E-7", true, UINT64_C(0x2FF03CDE6FFF9732), UINT64_C(0xDE825CD07E96AFF2)},
+	{"-1.00E-8", true, UINT64_C(0xB02C000000000000), UINT64_C(0x0000000000000064)},
+	{"0E+6000", true, UINT64_C(0x5F20000000000000), UINT64_C(0x0000000000000000)},
+	{"0E-611", true, UINT64_C(0x2B7A000000000000), UINT64_C(0x0000000000000000)},
+	{"1.050E+4", true, UINT64_C(0x3042000000000000), UINT64_C(0x000000000000041A)},
+	{"1.05E+3", true, UINT64_C(0x3042000000000000), UINT64_C(0x0000000000000069)},
+	{"5192296858534827628530496329220095", true, UINT64_C(0x3040FFFFFFFFFFFF), UINT64_C(0xFFFFFFFFFFFFFFFF)},
+	{"1.000000000000000000000000000000000E+6144", true, UINT64_C(0x5FFE314DC6448D93), UINT64_C(0x38C15B0A00000000)},
+	{"12345689012345789012345E+12", true, UINT64_C(0x305800000000029D), UINT64_C(0x42DA3A76F9E0D979)},
+	{"+1234567890123456789012345678901234", true, UINT64_C(0x30403CDE6FFF9732), UINT64_C(0xDE825CD07E96AFF2)},
+	{"1E6112", true, UINT64_C(0x5FFE000000000000), UINT64_C(0x000000000000000A)},
+	{"10E-6177", true, UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000001)},
+	{"0E+9999999999", true, UINT64_C(0x5FFE000000000000), UINT64_C(0x0000000000000000)},
+	{"0E-9999999999", true, UINT64_C(0x0000000000000000), UINT64_C(0x0000000000000000)},
+	{"-0E+9999999999", true, UINT64_C(0xDFFE000000000000), UINT64_C(0x0000000000000000)},
+	{"-0E-9999999999", true, UINT64_C(0x8000000000000000), UINT64_C(0x0000000000000000)},
+	{"-NaN", true, UINT64_C(0xFC00000000000000), UINT64_C(0x0000000000000000)},
+	{"nAn", true, UINT64_C(0x7C00000000000000), UINT64_C(0x0000000000000000)},
+	{"+infinity", true, UINT64_C(0x7800000000000000), UINT64_C(0x0000000000000000)},
+	{"infiniTY", true, UINT64_C(0x7800000000000000), UINT64_C(0x0000000000000000)},
+	{"-infiniTy", true, UINT64_C(0xF800000000000000), UINT64_C(0x0000000000000000)},
+	{"-inF", true, UINT64_C(0xF800000000000000), UINT64_C(0x0000000000000000)},
+};
+
 static void
 test_decimal128(void)
 {
@@ -1154,6 +1201,10 @@ test_decimal128(void)
 		check_dec128(dec128_cases[i].text, dec128_cases[i].ok,
 					 dec128_cases[i].high, dec128_cases[i].low);
 
+	for (size_t i = 0; i < sizeof(dec128_corpus) / sizeof(dec128_corpus[0]); i++)
+		check_dec128(dec128_corpus[i].text, dec128_corpus[i].ok,
+					 dec128_corpus[i].high, dec128_corpus[i].low);
+
 	/* only len chars count */
 	check_dec128_n("1.5E+99999", 3, true, UINT64_C(0x303E000000000000), 15);
 	check_dec128_n("1.5E+99999", 4, false, 0, 0);
@@ -1167,6 +1218,17 @@ test_decimal128(void)
 	buf = malloc(n + 100);
 	if (buf == NULL)
 		exit(2);
+
+	/* corpus "Non-Canonical Parsing - Long Decimal String": "." 998 zeros "1" */
+	buf[0] = '.';
+	memset(buf + 1, '0', 998);
+	buf[999] = '1';
+	check_dec128_n(buf, 1000, true, UINT64_C(0x2872000000000000), 1);
+	/* corpus "Exact rounding": "1" and 999 zeros is 1.000000000000000000000000000000000E+999 */
+	buf[0] = '1';
+	memset(buf + 1, '0', 999);
+	check_dec128_n(buf, 1000, true, UINT64_C(0x37CC314DC6448D93),
+				   UINT64_C(0x38C15B0A00000000));
 
 	/* 1 and 9999 zeros, scaled back to 1: coefficient 10^33, exponent -33 */
 	buf[0] = '1';
@@ -1318,6 +1380,10 @@ test_iso8601(void)
 	check_date("0001-01-01T00:00:00Z", true, INT64_C(-62135596800000));
 	check_date("9999-12-31T23:59:59.999Z", true, INT64_C(253402300799999));
 	check_date("2024-01-02T03:04:05.678+01:00", true, INT64_C(1704161045678));
+
+	/* bson-corpus datetime.json */
+	check_date("2012-12-24T12:15:30.500Z", true, INT64_C(1356351330500));
+	check_date("1960-12-24T12:15:30.500Z", true, INT64_C(-284643869500));
 
 	/* the epoch and around it */
 	check_date("1970-01-01T00:00:00Z", true, 0);
