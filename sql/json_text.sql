@@ -68,3 +68,13 @@ SELECT json_to_bson(NULL) IS NULL AS null_in_null_out;
 SELECT octet_length(json_to_bson(('{"a": ' || repeat('[', 1000) || repeat(']', 1000) || '}')::json)) AS depth_1000;
 SELECT octet_length(b), position('\x103939393939000000'::bytea IN b) > 0 AS has_key_99999
 FROM json_to_bson(('{"a": [' || (SELECT string_agg('0', ',') FROM generate_series(1, 100000)) || ']}')::json) AS b;
+
+-- strings of every length up to 40 with a quote, backslash, control
+-- character or non-ASCII character at every position: the eight-bytes-at-
+-- a-time scan for the end of a string must stop at the right place
+SELECT count(*) AS compared,
+       count(*) FILTER (WHERE json_to_bson(j::json) IS DISTINCT FROM to_bson(j::jsonb)) AS differing
+FROM (SELECT json_build_object('a', repeat('x', pos) || ch || repeat('y', n - pos), 'b', repeat('z', n))::text AS j
+      FROM generate_series(0, 40) AS n, generate_series(0, 40) AS pos,
+           unnest(ARRAY['"', '\', E'\n', E'\x01', 'é', '東', '😀', '/']) AS ch
+      WHERE pos <= n) s;

@@ -74,7 +74,7 @@ def jsonb_key(k):
 
 SHORT_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n",
              "\r": "\\r", "\t": "\\t", "/": "\\/"}
-MUST_ESCAPE = re.compile('["\\\\\x00-\x1f]')
+MUST_ESCAPE = re.compile(r'["\\\x00-\x1f]')
 
 class Dumper:
     """Writes a tree as JSON text with varied whitespace and escapes."""
