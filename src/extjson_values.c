@@ -4,10 +4,10 @@
  *
  * Deliberately free of PostgreSQL headers (see extjson_values.h): the same
  * file is compiled into the extension and into test/unit's standalone
- * program.  The inputs are not NUL-terminated, so no parser uses a libc
- * string function on them; the one call into libc's number parsing
- * (strtod, for doubles) gets a NUL-terminated copy of text that has already
- * been checked against the grammar.
+ * program.  The inputs are not NUL-terminated, so nothing here looks for a
+ * NUL in them; the one call into libc's number parsing (strtod, for
+ * doubles) gets a NUL-terminated copy of text that has already been checked
+ * against the grammar.
  *
  * The grammars are strict on purpose.  Extended JSON is produced by
  * machines (mongoexport, the drivers' encoders), and accepting near-misses
@@ -92,6 +92,10 @@ extjson_parse_oid(const char *s, size_t len, uint8_t out[12])
 	return true;
 }
 
+/*
+ * The Extended JSON spec writes $uuid only in the hyphenated 36-char form;
+ * the 32-digit and braced forms other tools accept are refused.
+ */
 bool
 extjson_parse_uuid(const char *s, size_t len, uint8_t out[16])
 {
@@ -159,6 +163,12 @@ base64_value(char c)
 	return -1;
 }
 
+/*
+ * Strict RFC 4648 (section 3.5's canonical encoding): every byte string has
+ * exactly one accepted text, so two different $binary strings never decode
+ * to the same bytes, and anything a lenient decoder would silently repair
+ * (missing padding, line breaks, URL-safe symbols) is reported instead.
+ */
 bool
 extjson_parse_base64(const char *s, size_t len, uint8_t *out, size_t *outlen)
 {
