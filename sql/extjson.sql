@@ -108,3 +108,9 @@ SELECT json_to_bson('{"v": {"$date": {"$numberLong": "x"}}}', true);
 SELECT json_to_bson('{"v": {"$minKey": 2}}', true);
 SELECT json_to_bson('{"v": {"$undefined": false}}', true);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- "$" written as the escape \u0024 is the same key
+SELECT encode(json_to_bson('{"v": {"\u0024oid": "5f0c8a3e9b1e8a2d4c6b7a90"}}', true), 'hex');
+SELECT encode(json_to_bson('{"v": {"\u0024scope": {}, "$code": "x"}}', true), 'hex');
+SELECT json_to_bson('{"v": {"\u0024date": 5}}', true);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;

@@ -625,7 +625,13 @@ object_starts_with_dollar(JsonText *t)
 
 	while (p < t->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
 		p++;
-	return p + 1 < t->end && p[0] == '"' && p[1] == '$';
+	if (p + 1 >= t->end || p[0] != '"')
+		return false;
+	if (p[1] == '$')
+		return true;
+	/* "$" may be written as the escape \u0024 */
+	return t->end - p >= 7 && p[1] == '\\' && p[2] == 'u' &&
+		p[3] == '0' && p[4] == '0' && p[5] == '2' && p[6] == '4';
 }
 
 /*

@@ -22,10 +22,28 @@ bson.json_util.loads + bson.encode make of the same text:
 
 Not generated, because pymongo's json_util maps them to other types by
 design (pg_regress covers them with exact bytes): $symbol (-> str),
-$dbPointer (-> DBRef), $undefined (-> None).  Dates whose milliseconds lie
-outside Python's datetime (years 1-9999) cannot be held by pymongo 3.11:
-pymongo encodes them as an int64 and this script changes that element's type
-byte to 0x09 (datetime), found by walking pymongo's own BSON.
+$dbPointer (-> DBRef), $undefined (-> None).  Nor are forms outside the
+strict grammars (" 1", "+1", "01" in $numberInt/$numberLong, "inf" in
+$numberDouble), $numberDouble texts over 1024 characters, or dates whose
+UTC instant is outside years 1-9999 as ISO strings (Python's datetime).
+
+Where pymongo 3.11 (Debian's python3-bson) cannot reproduce the BSON itself:
+  - uuid_representation UNSPECIFIED, not STANDARD: STANDARD would turn
+    $binary subtype 3 into uuid.UUID (16 bytes only) and write it back as
+    subtype 4; UNSPECIFIED keeps every Binary as read and still makes $uuid
+    Binary subtype 4.
+  - no DatetimeConversion in 3.11: a $date in milliseconds outside years
+    1-9999 becomes an int64 for pymongo, and this script changes that
+    element's type byte to 0x09, found by walking pymongo's own BSON.
+  - pymongo's C encoder fails on Binary subtype 0xff (SystemError): it is
+    given subtype 0xfe and that byte is changed back, the same way.
+  - pymongo moves a top-level "_id" to the front, so each document is
+    encoded as the value of a one-element document and cut out again.
+  - DBRefs {"$ref", "$id", "$db", ...} become DBRef objects, which pymongo
+    writes back in that key order: generated in that order; for the jsonb
+    check (keys sorted) they are kept as plain documents.
+NaN: pymongo writes float('nan') as 000000000000f87f, which is what C's NAN
+gives too, so doubles are compared by bytes like everything else.
 
 Ends with the line "crosscheck-extjson: N passed, M failed" (N + M = number
 of documents; a document fails if any of its checks fails); exit status 0
@@ -49,6 +67,7 @@ except ImportError:
 
 import bson, psycopg2
 from bson import SON, json_util
+from bson.binary import Binary
 from bson.binary import UuidRepresentation
 from bson.code import Code
 from bson.codec_options import CodecOptions
@@ -83,11 +102,12 @@ class Dumper:
     def __init__(self, rng, sort):
         self.r, self.sort = rng, sort
         self.ws_p = rng.choice([0, 0.1, 0.5])      # per document style
-        self.esc_p = rng.choice([0, 0, 0.05, 0.3])  # \u escapes for others
+        self.esc_p = rng.choice([0, 0, 0, 0.05, 0.3])  # \u escapes for others
+        self.esc_th = round(256 * self.esc_p)
 
     def ws(self):
         r = self.r
-        return r.choice(self.WS) if r.random() < self.ws_p else ""
+        return r.choice(self.WS) if self.ws_p and r.random() < self.ws_p else ""
 
     def hexesc(self, n):
         s = "\\u%04x" % n
@@ -101,13 +121,13 @@ class Dumper:
     def string(self, s):
         if not self.esc_p:      # only what JSON requires, short or \u form
             return '"' + MUST_ESCAPE.sub(self.esc1, s) + '"'
-        r, out = self.r, ['"']
-        for ch in s:
+        r, out, th = self.r, ['"'], self.esc_th
+        for ch, x in zip(s, r.randbytes(len(s))):
             o = ord(ch)
             if ch in '"\\' or o < 0x20:
                 e = SHORT_ESC.get(ch)
-                out.append(e if e and r.random() < 0.7 else self.hexesc(o))
-            elif r.random() < self.esc_p:
+                out.append(e if e and x < 180 else self.hexesc(o))
+            elif x < th:
                 if o > 0xFFFF:
                     v = o - 0x10000
                     out.append(self.hexesc(0xD800 + (v >> 10)) + self.hexesc(0xDC00 + (v & 0x3FF)))
@@ -202,7 +222,6 @@ class Gen:
         key = (p_non, p_ctl, nul)
         t = self.tables.get(key)
         if t is None:
-            r = self.r
             n_non, n_ctl = round(256 * p_non), round(256 * p_ctl)
             t = [NON_ASCII[j // 2 % len(NON_ASCII)] if j % 2 else self.random_non_ascii()
                  for j in range(n_non)]
@@ -242,7 +261,7 @@ class Gen:
                 k = self.text(r.choice([0, 1, 1, 2, 3, 4, 5, 8, 12, 30]))
                 if k.startswith("$"):
                     k = "_" + k[1:]
-            if k not in taken and "\x00" not in k:
+            if k not in taken and k != "_id" and "\x00" not in k:
                 taken.add(k)
                 return k
 
@@ -284,10 +303,13 @@ class Gen:
             if r.random() < 0.4 or len(digits) <= k:
                 s = str(mid)
             else:
-                cut = Decimal((0, digits[:k], exp + len(digits) - k))
-                s = str(cut if r.random() < 0.5 else cut.next_plus())
+                e = exp + len(digits) - k
+                cut = Decimal((0, digits[:k], e))
+                s = str(cut if r.random() < 0.5 else cut + Decimal((0, (1,), e)))
         if float(s) == 0 or not math.isfinite(float(s)):   # never, but be sure
             return repr(f)
+        if "." not in s and "E" not in s:   # an integer literal is no double
+            s += ".0"
         return s if r.random() < 0.8 else "-" + s
 
     def int_text(self, lo, hi):
@@ -322,6 +344,11 @@ class Gen:
             return Raw(s if "." in s else s + ".0")
         if x < 0.55:
             return Raw(self.halfway())
+        if x < 0.56:      # long: up to 1500 digits, double's whole range
+            digits = str(r.randint(1, 9)) + "".join(r.choice("0123456789")
+                                                    for _ in range(r.randint(20, 1500)))
+            e = r.randint(-300 - len(digits), 300 - len(digits))
+            return Raw("%s%s.%se%d" % (r.choice(["", "-"]), digits[0], digits[1:], e + len(digits) - 1))
         if x < 0.62:
             return Raw(r.choice(["1e2", "1E2", "1e+2", "-1.5E-3", "12e-1", "0e0",
                                  "-0.0", "0.0", "-0e5", "1.0", "100.000", "1E22",
@@ -646,6 +673,8 @@ class Gen:
         for _ in range(0 if r.random() < 0.02 else r.randint(1, 8)):
             k = self.key(taken)
             d.append((k, self.value(1, r.choice([1, 2, 3, 4, 5]))))
+        if r.random() < 0.1:   # pymongo would move a top-level "_id" first
+            d.insert(r.randint(0, len(d)), ("_id", self.wrapper(1, 1, "oid")))
         if legacy:        # at least one legacy form in every legacy document
             d.append((self.key(taken), self.wrapper(1, 1, r.choice(self.LEGACY_KINDS))))
         return d
@@ -670,18 +699,25 @@ EJ_OPTS = JSONOptions(document_class=SON, uuid_representation=UuidRepresentation
 ENC_OPTS = CodecOptions(document_class=SON, uuid_representation=UuidRepresentation.UNSPECIFIED)
 
 class OutOfRangeDate(Int64):
-    """A $date pymongo cannot hold as a datetime: encoded as int64, then
-    its type byte is changed to 0x09."""
+    """A $date pymongo cannot hold as a datetime: encoded as an int64, then
+    its type byte is changed to 0x09 (datetime)."""
+
+class Subtype255(Binary):
+    """Binary subtype 0xff, on which pymongo 3.11's C encoder fails
+    (SystemError): encoded as subtype 0xfe, then that byte is changed."""
 
 def ej_hook(pairs, dbref=True):
     if not dbref and any(k == "$ref" for k, _ in pairs):
         return SON(pairs)   # jsonb order: keep the document, not a DBRef
     try:
-        return json_util.object_pairs_hook(pairs, EJ_OPTS)
+        v = json_util.object_pairs_hook(pairs, EJ_OPTS)
     except OverflowError:
         if len(pairs) == 1 and pairs[0][0] == "$date" and isinstance(pairs[0][1], int):
             return OutOfRangeDate(pairs[0][1])
         raise
+    if isinstance(v, Binary) and v.subtype == 0xFF:
+        return Subtype255(bytes(v), 0xFE)
+    return v
 
 def py_elems(doc):
     """The values of doc's elements in BSON pre-order, as pymongo writes them."""
@@ -727,23 +763,33 @@ def bson_elems(buf, off):
         else:
             raise ValueError("type 0x%02x" % t)
 
-def has_oor(doc):
-    return any(isinstance(x, OutOfRangeDate) for x in py_elems(doc))
-
 def pymongo_bson(text, wrappers=True, dbref=True):
+    """pymongo's BSON for the document in text.  It is encoded as the value
+    of a one-element document and cut out of it: at the top level pymongo
+    would move an "_id" key to the front."""
     if wrappers:
         doc = json.loads(text, object_pairs_hook=lambda p: ej_hook(p, dbref))
     else:
         doc = json.loads(text, object_pairs_hook=SON)
-    b = bson.encode(doc, codec_options=ENC_OPTS)
-    if wrappers and has_oor(doc):
-        b = bytearray(b)
-        for x, (off, t) in zip(py_elems(doc), bson_elems(b, 0)):
-            if isinstance(x, OutOfRangeDate):
-                assert t == 0x12, t
-                b[off] = 0x09
-        b = bytes(b)
-    return b
+    outer = SON([("x", doc)])
+    b = bson.encode(outer, codec_options=ENC_OPTS)
+    if wrappers:
+        fixes = [(x, off, t) for x, (off, t) in zip(py_elems(outer), bson_elems(b, 0))
+                 if isinstance(x, (OutOfRangeDate, Subtype255))]
+        if fixes:
+            b = bytearray(b)
+            for x, off, t in fixes:
+                if isinstance(x, OutOfRangeDate):
+                    assert t == 0x12, t
+                    b[off] = 0x09
+                else:
+                    assert t == 0x05, t
+                    sub = b.index(0, off + 1) + 5
+                    assert b[sub] == 0xFE
+                    b[sub] = 0xFF
+            b = bytes(b)
+    assert b[4:7] == b"\x03x\x00" and len(b) == 8 + int.from_bytes(b[7:11], "little")
+    return b[7:-1]
 
 # ---------------------------------------------------------------------- main
 def pg_error(e):
