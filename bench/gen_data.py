@@ -7,6 +7,14 @@ environment that scripts/lib.sh exports).  The same seed gives the same
 documents on every machine: every table draws from its own random.Random
 seeded with a fixed string.
 
+Derived tables (issue 4, asked for with --tables): medium_json holds the
+medium documents as json, the generator's own text (so json_to_bson sees the
+generator's key order); medium_ext (jsonb) and medium_ext_json (json) hold
+them with three MongoDB Extended JSON v2 wrappers each: _id as
+{"$oid": "<24 hex>"}, created as {"$date": "<ISO string>"}, big as
+{"$numberLong": "<digits>"}.  They draw from medium's seed, so the
+documents are medium's, row for row.
+
 With --latin1 the documents are the same except that the characters a LATIN1
 database cannot hold are replaced by Latin-1 ones (東京 -> Köln, emoji ->
 ©, ...); the random draws are identical, so the two databases hold documents
@@ -25,7 +33,8 @@ import psycopg2
 
 SEED = "bson_out-bench-v1"
 
-FULL_ROWS = {"small": 200_000, "medium": 200_000, "large": 5_000, "keys": 200_000}
+FULL_ROWS = {"small": 200_000, "medium": 200_000, "large": 5_000, "keys": 200_000,
+             "medium_json": 200_000, "medium_ext": 200_000, "medium_ext_json": 200_000}
 
 FIRST = ["Anna", "Ben", "Carla", "David", "Emma", "Felix", "Grace", "Henry", "Iris", "Jack",
          "Karen", "Liam", "Maya", "Noah", "Olga", "Paul", "Quinn", "Rosa", "Sam", "Tina",
@@ -192,7 +201,20 @@ def doc_keys(rng, i):
     return d
 
 
+def extjson_wrap(d):
+    """The medium document with 3 Extended JSON v2 wrappers (key order kept)."""
+    d = dict(d)
+    d["_id"] = {"$oid": d["_id"]}
+    d["created"] = {"$date": d["created"]}  # iso_date() already ends in Z
+    d["big"] = {"$numberLong": str(d["big"])}
+    return d
+
+
 GENERATORS = {"small": doc_small, "medium": doc_medium, "large": doc_large, "keys": doc_keys}
+# derived table -> (generator and seed it draws from, transformation, column type)
+DERIVED = {"medium_json": ("medium", None, "json"),
+           "medium_ext": ("medium", extjson_wrap, "jsonb"),
+           "medium_ext_json": ("medium", extjson_wrap, "json")}
 
 
 def latin1ize(s):
@@ -206,10 +228,14 @@ def latin1ize(s):
 
 def documents(table, rows, latin1):
     """Yield (id, json_text) for one table; deterministic for (table, id)."""
-    rng = random.Random("%s/%s" % (SEED, table))
-    gen = GENERATORS[table]
+    base, transform, _ = DERIVED.get(table, (table, None, "jsonb"))
+    rng = random.Random("%s/%s" % (SEED, base))
+    gen = GENERATORS[base]
     for i in range(1, rows + 1):
-        s = json.dumps(gen(rng, i), ensure_ascii=False, separators=(",", ":"))
+        d = gen(rng, i)
+        if transform:
+            d = transform(d)
+        s = json.dumps(d, ensure_ascii=False, separators=(",", ":"))
         if latin1:
             s = latin1ize(s)
         yield i, s
@@ -224,7 +250,8 @@ def copy_escape(s):
 def load(conn, table, rows, latin1, batch=20_000):
     cur = conn.cursor()
     cur.execute("DROP TABLE IF EXISTS %s" % table)
-    cur.execute("CREATE TABLE %s (id int PRIMARY KEY, doc jsonb NOT NULL)" % table)
+    coltype = DERIVED.get(table, (None, None, "jsonb"))[2]
+    cur.execute("CREATE TABLE %s (id int PRIMARY KEY, doc %s NOT NULL)" % (table, coltype))
     buf = io.StringIO()
     n = 0
     for i, s in documents(table, rows, latin1):
@@ -242,12 +269,13 @@ def load(conn, table, rows, latin1, batch=20_000):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dbname", required=True)
+    ap.add_argument("--dbname", help="required unless --dump")
     ap.add_argument("--latin1", action="store_true",
                     help="replace characters LATIN1 cannot hold by Latin-1 ones")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="fraction of the full row counts (quick mode uses 0.1)")
-    ap.add_argument("--tables", default="small,medium,large,keys")
+    ap.add_argument("--tables", default="small,medium,large,keys",
+                    help="comma-separated; also medium_json, medium_ext, medium_ext_json")
     ap.add_argument("--dump", metavar="TABLE",
                     help="print the documents of TABLE as JSON lines instead of loading")
     args = ap.parse_args()
@@ -259,6 +287,8 @@ def main():
             out.write(s + "\n")
         return
 
+    if not args.dbname:
+        ap.error("--dbname is required (unless --dump)")
     conn = psycopg2.connect(dbname=args.dbname)
     conn.set_client_encoding("UTF8")
     for t in args.tables.split(","):

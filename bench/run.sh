@@ -2,7 +2,7 @@
 # bson_out benchmark suite: one command, everything on a throwaway cluster.
 #
 #   ./bench/run.sh            full run (about 20 min on 2 cores), writes BENCHMARKS.md
-#   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (about 2.5 min), to try it out
+#   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (about 3 min), to try it out
 #
 # See bench/README.md for what it measures and the files it writes.
 set -euo pipefail
@@ -24,13 +24,15 @@ usage: bench/run.sh [options]
   --no-jsbson        skip the js-bson (Node.js) reference
   --no-memory        skip the peak-memory check (200k vs 1M rows)
   --no-callgrind     skip the instructions-per-document counts
+  --no-json          skip the json_to_bson / Extended JSON part (issue 4: tables
+                     medium_json, medium_ext, medium_ext_json and their variants)
   --publish          write BENCHMARKS.md and bench/benchmarks.png (default for full runs)
   --no-publish       do not (default for --quick)
   --out DIR          results directory (default bench/results/<UTC time>[-quick])
 EOF
 }
 
-QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 PUBLISH= OUT=
+QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 JSONX=1 PUBLISH= OUT=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--no-jsbson) JSBSON=0 ;;
 	--no-memory) MEMORY=0 ;;
 	--no-callgrind) CALLGRIND=0 ;;
+	--no-json) JSONX=0 ;;
 	--publish) PUBLISH=1 ;;
 	--no-publish) PUBLISH=0 ;;
 	--out) OUT=$2; shift ;;
@@ -71,6 +74,10 @@ T_START=$(date +%s)
 FAKE=${BENCH_FAKE_EXTENSION:-0}
 
 TABLES=(small medium large keys)
+# issue 4 (UTF8 database only): medium's documents as json, and with three
+# Extended JSON v2 wrappers each as jsonb and as json (gen_data.py DERIVED)
+X_TABLES=()
+[ "$JSONX" = 1 ] && X_TABLES=(medium_json medium_ext medium_ext_json)
 DB=bench
 DB_L1=bench_latin1
 
@@ -138,7 +145,11 @@ createdb "$DB"
 for db in "${DBS[@]}"; do
 	if [ "$FAKE" = 1 ]; then
 		"${PSQL[@]}" -d "$db" -c "CREATE FUNCTION to_bson(doc jsonb) RETURNS bytea
-			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$"
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$" \
+			-c "CREATE FUNCTION to_bson(doc jsonb, e boolean, l boolean DEFAULT false) RETURNS bytea
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$" \
+			-c "CREATE FUNCTION json_to_bson(doc json, e boolean DEFAULT false, l boolean DEFAULT false)
+			RETURNS bytea LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$"
 	else
 		"${PSQL[@]}" -d "$db" -c "CREATE EXTENSION bson_out"
 	fi
@@ -154,6 +165,9 @@ fi
 phase "generating data (deterministic)"
 "$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE"
 [ "$LATIN1" = 1 ] && "$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB_L1" --latin1 --scale "$SCALE"
+if [ ${#X_TABLES[@]} -gt 0 ]; then
+	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE" --tables "$(IFS=,; echo "${X_TABLES[*]}")"
+fi
 echo "db,table,rows,heap_bytes,toast_bytes,avg_text_bytes,avg_stored_bytes,avg_bson_bytes,total_bson_bytes,compressed_docs" >"$OUT/tables.csv"
 for db in "${DBS[@]}"; do
 	"${PSQL[@]}" -d "$db" -c "VACUUM (FREEZE, ANALYZE)"
@@ -166,7 +180,52 @@ for db in "${DBS[@]}"; do
 			FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 	done
 done
+# issue 4 tables: the BSON size is that of the function the table is there for
+for t in "${X_TABLES[@]}"; do
+	case $t in
+	medium_json) expr="json_to_bson(doc)" ;;
+	medium_ext) expr="to_bson(doc, true)" ;;
+	medium_ext_json) expr="json_to_bson(doc, true)" ;;
+	esac
+	"${PSQL[@]}" -d "$DB" -At -F, -c "SELECT '$DB', '$t', count(*), pg_relation_size('$t'),
+		coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0),
+		round(avg(octet_length(doc::text)), 1), round(avg(pg_column_size(doc)), 1),
+		round(avg(octet_length($expr)), 1), sum(octet_length($expr)),
+		count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL)
+		FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
+done
 column -s, -t "$OUT/tables.csv" | sed 's/^/   /'
+
+# issue 4: check that the data exercises what it is meant to.  In BSON an
+# element is its type byte, the key and a NUL: with extended_json the three
+# wrappers must come out as ObjectId (0x07), UTC datetime (0x09) and int64
+# (0x12); json_to_bson keeps the generator's key order (name before age;
+# jsonb's order, shorter keys first, puts age first).
+if [ "$JSONX" = 1 ] && [ "$FAKE" != 1 ]; then
+	"${PSQL[@]}" -d "$DB" -At -F= >"$OUT/extjson_check.env" \
+		-c "SELECT 'ext_rows', count(*) FROM medium_ext" \
+		-c "SELECT 'ext_native', count(*) FROM medium_ext WHERE
+			position('\\x075f696400'::bytea IN to_bson(doc, true)) = 5
+			AND position('\\x096372656174656400'::bytea IN to_bson(doc, true)) > 0
+			AND position('\\x1262696700'::bytea IN to_bson(doc, true)) > 0" \
+		-c "SELECT 'ext_json_native', count(*) FROM medium_ext_json WHERE
+			position('\\x075f696400'::bytea IN json_to_bson(doc, true)) = 5
+			AND position('\\x096372656174656400'::bytea IN json_to_bson(doc, true)) > 0
+			AND position('\\x1262696700'::bytea IN json_to_bson(doc, true)) > 0" \
+		-c "SELECT 'json_rows', count(*) FROM medium_json" \
+		-c "SELECT 'json_order_kept', count(*) FROM medium_json WHERE
+			position('\\x026e616d6500'::bytea IN json_to_bson(doc))
+			BETWEEN 1 AND position('\\x1061676500'::bytea IN json_to_bson(doc))" \
+		-c "SELECT 'json_same_size', count(*) FROM medium_json WHERE
+			octet_length(json_to_bson(doc)) = octet_length(to_bson(doc::jsonb))"
+	sed 's/^/   /' "$OUT/extjson_check.env"
+	cat "$OUT/extjson_check.env" >>"$OUT/meta.env"
+	. "$OUT/extjson_check.env"
+	[ "$ext_native" = "$ext_rows" ] && [ "$ext_json_native" = "$ext_rows" ] ||
+		log "warning: not every medium_ext document had its 3 wrappers turned into native types (extjson_check.env)"
+	[ "$json_order_kept" = "$json_rows" ] ||
+		log "warning: json_to_bson did not keep the key order (name before age) in every medium_json document (extjson_check.env)"
+fi
 
 prewarm() {
 	local db
@@ -174,7 +233,8 @@ prewarm() {
 		"${PSQL[@]}" -d "$db" -At -c "
 			WITH t AS (SELECT oid, reltoastrelid FROM pg_class
 			           WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
-			             AND relname IN ('small', 'medium', 'large', 'keys')),
+			             AND relname IN ('small', 'medium', 'large', 'keys',
+			                             'medium_json', 'medium_ext', 'medium_ext_json')),
 			     r AS (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
 			           UNION ALL SELECT indexrelid FROM pg_index
 			                     WHERE indrelid IN (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t))
@@ -194,6 +254,19 @@ for db in "${DBS[@]}"; do
 done
 VARIANTS+=("$DB|medium|par0|scan_bson_parallel.sql|-D workers=0"
 	"$DB|medium|par2|scan_bson_parallel.sql|-D workers=2")
+# issue 4: json_to_bson against the cast a user would write instead (and
+# json's doc::text, no parsing at all, for context); to_bson(doc, true) against
+# to_bson(doc) on the same documents with wrappers; json_to_bson(doc, true)
+# for information.  Interleaved with all the others.
+if [ "$JSONX" = 1 ]; then
+	VARIANTS+=("$DB|medium_json|text|scan_text.sql|"
+		"$DB|medium_json|json_bson|scan_json_bson.sql|"
+		"$DB|medium_json|json_bson_nofast|scan_json_bson_nofast.sql|"
+		"$DB|medium_json|cast_bson|scan_json_cast_bson.sql|"
+		"$DB|medium_ext|bson|scan_bson.sql|"
+		"$DB|medium_ext|bson_ext|scan_bson_ext.sql|"
+		"$DB|medium_ext_json|json_bson_ext|scan_json_bson_ext.sql|")
+fi
 
 # pgbench_latency DB SCRIPT XACTS [args...] -> average latency in ms
 pgbench_latency() {
@@ -226,7 +299,7 @@ for v in "${VARIANTS[@]}"; do
 	# shellcheck disable=SC2086
 	lat=$(pgbench_latency "$db" "$script" 1 -D table="$t" $extra)
 	XACTS[$v]=$(awk -v l="$lat" -v s="$REP_SECS" 'BEGIN {n = int(s * 1000 / l + 0.5); print (n < 1 ? 1 : n)}')
-	printf '   %-13s %-7s %-12s %9.2f ms  -> %d per repetition\n' "$db" "$t" "$name" "$lat" "${XACTS[$v]}"
+	printf '   %-13s %-15s %-16s %9.2f ms  -> %d per repetition\n' "$db" "$t" "$name" "$lat" "${XACTS[$v]}"
 done
 
 phase "scans: $REPS interleaved rounds"
@@ -292,19 +365,29 @@ fi
 
 # ---------------------------------------------------------------- callgrind
 if [ "$CALLGRIND" = 1 ]; then
+	# the C symbol behind an SQL function, e.g. 'to_bson(jsonb)' -> to_bson_jsonb
+	c_symbol() {
+		"${PSQL[@]}" -d "$DB" -At -c "SELECT prosrc FROM pg_proc WHERE oid = '$1'::regprocedure
+			AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')"
+	}
 	if [ "$FAKE" = 1 ]; then
-		SYM=jsonb_out
+		SYM=jsonb_out SYM_EXT=jsonb_out SYM_JSON=pg_convert_to
 	else
-		SYM=$("${PSQL[@]}" -d "$DB" -At -c "SELECT prosrc FROM pg_proc
-			WHERE proname = 'to_bson' AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')")
+		SYM=$(c_symbol 'to_bson(jsonb)')
+		SYM_EXT= SYM_JSON=
+		if [ "$JSONX" = 1 ]; then
+			SYM_EXT=$(c_symbol 'to_bson(jsonb, boolean, boolean)')
+			SYM_JSON=$(c_symbol 'json_to_bson(json, boolean, boolean)')
+			[ -n "$SYM_EXT" ] && [ -n "$SYM_JSON" ] || die "cannot find the C symbols of to_bson(jsonb, boolean, boolean) and json_to_bson"
+		fi
 	fi
 	[ -n "$SYM" ] || die "cannot find the C symbol of to_bson"
-	phase "callgrind: instructions per document (C symbol $SYM; $CG_ROWS rows, large $CG_ROWS_LARGE)"
+	phase "callgrind: instructions per document (C symbol $SYM${SYM_JSON:+, $SYM_JSON, $SYM_EXT}; $CG_ROWS rows, large $CG_ROWS_LARGE)"
 	"${CLUSTER_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null
 	CG=$CLUSTER_DIR/cg
 	mkdir -p "$CG" "$OUT/callgrind"
 	chown postgres: "$CG" 2>/dev/null || true
-	echo "db,table,variant,rows,ir_total,ir_detoast" >"$OUT/callgrind.csv"
+	echo "db,table,variant,rows,ir_total,ir_detoast,ir_cast" >"$OUT/callgrind.csv"
 	cg_specs=()
 	for t in "${TABLES[@]}"; do
 		for name in bson bson_nofast text base; do cg_specs+=("$DB|$t|$name"); done
@@ -313,6 +396,10 @@ if [ "$CALLGRIND" = 1 ]; then
 		for t in "${TABLES[@]}"; do
 			for name in bson bson_nofast; do cg_specs+=("$DB_L1|$t|$name"); done
 		done
+	fi
+	if [ "$JSONX" = 1 ]; then
+		cg_specs+=("$DB|medium_json|json_bson" "$DB|medium_json|json_bson_nofast" "$DB|medium_json|cast_bson"
+			"$DB|medium_ext|bson" "$DB|medium_ext|bson_ext" "$DB|medium_ext_json|json_bson_ext")
 	fi
 	for spec in "${cg_specs[@]}"; do
 		IFS='|' read -r db t name <<<"$spec"
@@ -323,6 +410,13 @@ if [ "$CALLGRIND" = 1 ]; then
 		bson_nofast) expr="to_bson(doc)"; fast=off; toggles=(--toggle-collect="$SYM") ;;
 		text) expr="doc::text"; fast=on; toggles=(--toggle-collect=jsonb_out --toggle-collect=textin) ;;
 		base) expr="jsonb_typeof(doc)"; fast=on; toggles=(--toggle-collect=jsonb_typeof) ;;
+		json_bson) expr="json_to_bson(doc)"; fast=on; toggles=(--toggle-collect="$SYM_JSON") ;;
+		json_bson_nofast) expr="json_to_bson(doc)"; fast=off; toggles=(--toggle-collect="$SYM_JSON") ;;
+		# the cast is CoerceViaIO: json's output function, then jsonb_in
+		cast_bson) expr="to_bson(doc::jsonb)"; fast=on
+			toggles=(--toggle-collect=json_out --toggle-collect=jsonb_in --toggle-collect="$SYM") ;;
+		bson_ext) expr="to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_EXT") ;;
+		json_bson_ext) expr="json_to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_JSON") ;;
 		esac
 		base_name="${db}_${t}_${name}"
 		printf '%s\n' "SET max_parallel_workers_per_gather = 0" "SET bson_out.ascii_fast_path = $fast" \
@@ -338,14 +432,17 @@ if [ "$CALLGRIND" = 1 ]; then
 		total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$CG/$base_name.out")
 		# detoasting inside the function: the fmgr wrappers' inclusive cost, or
 		# detoast_attr's where the code calls it directly
-		detoast=$(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$CG/$base_name.out" 2>/dev/null | awk '
+		# and, for the cast variant, the cast's part (json_out + jsonb_in)
+		read -r detoast cast < <(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$CG/$base_name.out" 2>/dev/null | awk '
 			!/^ *[0-9,]+ \( *[0-9.]+%\) / { next }
 			{ n = $1; gsub(",", "", n) }
 			/:pg_detoast_datum(_packed|_copy)? / { w += n }
 			/:detoast_attr / { a += n }
-			END { print (w > 0 ? w : a + 0) }')
-		echo "$db,$t,$name,$rows,$total,$detoast" >>"$OUT/callgrind.csv"
-		printf '   %-13s %-7s %-12s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
+			/:(json_out|jsonb_in) / { c += n }
+			END { print (w > 0 ? w : a + 0), c + 0 }')
+		[ "$name" = cast_bson ] || cast=
+		echo "$db,$t,$name,$rows,$total,$detoast,$cast" >>"$OUT/callgrind.csv"
+		printf '   %-13s %-15s %-16s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
 			"$(awk -v a="$total" -v n="$rows" 'BEGIN {print a / n}')" "$(awk -v a="$detoast" -v n="$rows" 'BEGIN {print a / n}')"
 		# the profile (self cost per function) for whoever optimises next
 		callgrind_annotate --threshold=99 --auto=no "$CG/$base_name.out" 2>/dev/null |
