@@ -37,43 +37,100 @@ typedef enum WrapperKind
 	W_LEGACY_REGEX				/* "$regex" with a string value */
 } WrapperKind;
 
-/* The keys that make an object a wrapper. */
+/* The keys that make an object a wrapper, indexed by WrapperKind. */
+#define WK(s) {s, sizeof(s) - 1}
 static const struct
 {
 	const char *key;
-	WrapperKind kind;
+	int			len;
 }			wrapper_keys[] =
 {
-	{"$oid", W_OID},
-	{"$symbol", W_SYMBOL},
-	{"$numberInt", W_NUMBER_INT},
-	{"$numberLong", W_NUMBER_LONG},
-	{"$numberDouble", W_NUMBER_DOUBLE},
-	{"$numberDecimal", W_NUMBER_DECIMAL},
-	{"$binary", W_BINARY},
-	{"$uuid", W_UUID},
-	{"$code", W_CODE},
-	{"$timestamp", W_TIMESTAMP},
-	{"$regularExpression", W_REGULAR_EXPRESSION},
-	{"$dbPointer", W_DB_POINTER},
-	{"$date", W_DATE},
-	{"$minKey", W_MIN_KEY},
-	{"$maxKey", W_MAX_KEY},
-	{"$undefined", W_UNDEFINED},
-	{"$regex", W_LEGACY_REGEX},
+	[W_NONE] = WK(""),
+	[W_OID] = WK("$oid"),
+	[W_SYMBOL] = WK("$symbol"),
+	[W_NUMBER_INT] = WK("$numberInt"),
+	[W_NUMBER_LONG] = WK("$numberLong"),
+	[W_NUMBER_DOUBLE] = WK("$numberDouble"),
+	[W_NUMBER_DECIMAL] = WK("$numberDecimal"),
+	[W_BINARY] = WK("$binary"),
+	[W_UUID] = WK("$uuid"),
+	[W_CODE] = WK("$code"),
+	[W_TIMESTAMP] = WK("$timestamp"),
+	[W_REGULAR_EXPRESSION] = WK("$regularExpression"),
+	[W_DB_POINTER] = WK("$dbPointer"),
+	[W_DATE] = WK("$date"),
+	[W_MIN_KEY] = WK("$minKey"),
+	[W_MAX_KEY] = WK("$maxKey"),
+	[W_UNDEFINED] = WK("$undefined"),
+	[W_LEGACY_REGEX] = WK("$regex"),
 };
 
+/* Keys are short: a loop beats a call to memcmp */
+static inline bool
+keys_equal(const char *a, const char *b, int len)
+{
+	for (int i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* Which wrapper key is key, if any: this runs for every "$" key seen. */
 static WrapperKind
 wrapper_kind(const char *key, int keylen)
 {
+	WrapperKind first;
+	WrapperKind second = W_NONE;
+
 	if (keylen < 4 || key[0] != '$')
 		return W_NONE;
-	for (int i = 0; i < (int) lengthof(wrapper_keys); i++)
+	/* at most two candidates share a second letter; check their length */
+	switch (key[1])
 	{
-		if ((int) strlen(wrapper_keys[i].key) == keylen &&
-			memcmp(wrapper_keys[i].key, key, keylen) == 0)
-			return wrapper_keys[i].kind;
+		case 'o':
+			first = W_OID;
+			break;
+		case 's':
+			first = W_SYMBOL;
+			break;
+		case 'n':
+			first = keylen == 10 ? W_NUMBER_INT : keylen == 11 ? W_NUMBER_LONG
+				: keylen == 13 ? W_NUMBER_DOUBLE : W_NUMBER_DECIMAL;
+			break;
+		case 'b':
+			first = W_BINARY;
+			break;
+		case 'u':
+			first = W_UUID;
+			second = W_UNDEFINED;
+			break;
+		case 'c':
+			first = W_CODE;
+			break;
+		case 't':
+			first = W_TIMESTAMP;
+			break;
+		case 'r':
+			first = W_REGULAR_EXPRESSION;
+			second = W_LEGACY_REGEX;
+			break;
+		case 'd':
+			first = W_DB_POINTER;
+			second = W_DATE;
+			break;
+		case 'm':
+			first = W_MIN_KEY;
+			second = W_MAX_KEY;
+			break;
+		default:
+			return W_NONE;
 	}
+	if (wrapper_keys[first].len == keylen &&
+		keys_equal(wrapper_keys[first].key, key, keylen))
+		return first;
+	if (second != W_NONE && wrapper_keys[second].len == keylen &&
+		keys_equal(wrapper_keys[second].key, key, keylen))
+		return second;
 	return W_NONE;
 }
 
@@ -104,17 +161,26 @@ ej_error(BsonExtJsonInput *in, const EjValue *at, const char *wrapper,
 					   expected)));
 }
 
-static const EjField *
-get_field(const EjValue *obj, const char *key)
+/* A key name and its length, for the lists below */
+typedef struct KeyName
 {
-	int			keylen = strlen(key);
+	const char *key;
+	int			len;
+} KeyName;
 
+#define KN(s) {s, sizeof(s) - 1}
+
+static const EjField *
+get_field_n(const EjValue *obj, const char *key, int keylen)
+{
 	for (int i = 0; i < obj->nfields; i++)
 		if (obj->fields[i].keylen == keylen &&
-			memcmp(obj->fields[i].key, key, keylen) == 0)
+			keys_equal(obj->fields[i].key, key, keylen))
 			return &obj->fields[i];
 	return NULL;
 }
+
+#define get_field(obj, lit) get_field_n((obj), (lit), sizeof(lit) - 1)
 
 /*
  * obj must have exactly the keys required (all of them) plus any of optional
@@ -122,21 +188,26 @@ get_field(const EjValue *obj, const char *key)
  */
 static void
 check_keys(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
-		   const char *const *required, const char *const *optional,
+		   const KeyName *required, const KeyName *optional,
 		   const char *expected)
 {
 	int			found = 0;
 
 	if (obj->kind != EJ_OBJECT || obj->nfields < 0)
 		ej_error(in, obj, wrapper, expected);
-	for (const char *const *r = required; *r; r++)
+	/* the commonest case, a single key */
+	if (required[1].key == NULL && optional == NULL && obj->nfields == 1 &&
+		obj->fields[0].keylen == required[0].len &&
+		keys_equal(obj->fields[0].key, required[0].key, required[0].len))
+		return;
+	for (const KeyName *r = required; r->key; r++)
 	{
-		if (!get_field(obj, *r))
+		if (!get_field_n(obj, r->key, r->len))
 			ej_error(in, obj, wrapper, expected);
 		found++;
 	}
-	for (const char *const *o = optional; o && *o; o++)
-		if (get_field(obj, *o))
+	for (const KeyName *o = optional; o && o->key; o++)
+		if (get_field_n(obj, o->key, o->len))
 			found++;
 	/* extra keys, and duplicates of the expected ones, leave a difference */
 	if (found != obj->nfields)
@@ -145,15 +216,18 @@ check_keys(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
 
 /* The string value of field key, or an error */
 static const EjValue *
-string_field(BsonExtJsonInput *in, const EjValue *obj, const char *key,
-			 const char *wrapper, const char *expected)
+string_field_n(BsonExtJsonInput *in, const EjValue *obj, const char *key,
+			   int keylen, const char *wrapper, const char *expected)
 {
-	const EjField *f = get_field(obj, key);
+	const EjField *f = get_field_n(obj, key, keylen);
 
 	if (f == NULL || f->value->kind != EJ_STRING)
 		ej_error(in, obj, wrapper, expected);
 	return f->value;
 }
+
+#define string_field(in, obj, lit, wrapper, expected) \
+	string_field_n((in), (obj), (lit), sizeof(lit) - 1, (wrapper), (expected))
 
 /* An integer JSON number (from either input) into *out */
 static bool
@@ -230,30 +304,30 @@ put_binary(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
 	}
 }
 
-static const char *const K_OID[] = {"$oid", NULL};
-static const char *const K_SYMBOL[] = {"$symbol", NULL};
-static const char *const K_INT[] = {"$numberInt", NULL};
-static const char *const K_LONG[] = {"$numberLong", NULL};
-static const char *const K_DOUBLE[] = {"$numberDouble", NULL};
-static const char *const K_DECIMAL[] = {"$numberDecimal", NULL};
-static const char *const K_BINARY[] = {"$binary", NULL};
-static const char *const K_LEGACY_BINARY[] = {"$binary", "$type", NULL};
-static const char *const K_BINARY_INNER[] = {"base64", "subType", NULL};
-static const char *const K_UUID[] = {"$uuid", NULL};
-static const char *const K_CODE[] = {"$code", NULL};
-static const char *const K_SCOPE[] = {"$scope", NULL};
-static const char *const K_TIMESTAMP[] = {"$timestamp", NULL};
-static const char *const K_TIMESTAMP_INNER[] = {"t", "i", NULL};
-static const char *const K_REGEX[] = {"$regularExpression", NULL};
-static const char *const K_REGEX_INNER[] = {"pattern", "options", NULL};
-static const char *const K_LEGACY_REGEX[] = {"$regex", NULL};
-static const char *const K_OPTIONS[] = {"$options", NULL};
-static const char *const K_DBPOINTER[] = {"$dbPointer", NULL};
-static const char *const K_DBPOINTER_INNER[] = {"$ref", "$id", NULL};
-static const char *const K_DATE[] = {"$date", NULL};
-static const char *const K_MINKEY[] = {"$minKey", NULL};
-static const char *const K_MAXKEY[] = {"$maxKey", NULL};
-static const char *const K_UNDEFINED[] = {"$undefined", NULL};
+static const KeyName K_OID[] = {KN("$oid"), {NULL, 0}};
+static const KeyName K_SYMBOL[] = {KN("$symbol"), {NULL, 0}};
+static const KeyName K_INT[] = {KN("$numberInt"), {NULL, 0}};
+static const KeyName K_LONG[] = {KN("$numberLong"), {NULL, 0}};
+static const KeyName K_DOUBLE[] = {KN("$numberDouble"), {NULL, 0}};
+static const KeyName K_DECIMAL[] = {KN("$numberDecimal"), {NULL, 0}};
+static const KeyName K_BINARY[] = {KN("$binary"), {NULL, 0}};
+static const KeyName K_LEGACY_BINARY[] = {KN("$binary"), KN("$type"), {NULL, 0}};
+static const KeyName K_BINARY_INNER[] = {KN("base64"), KN("subType"), {NULL, 0}};
+static const KeyName K_UUID[] = {KN("$uuid"), {NULL, 0}};
+static const KeyName K_CODE[] = {KN("$code"), {NULL, 0}};
+static const KeyName K_SCOPE[] = {KN("$scope"), {NULL, 0}};
+static const KeyName K_TIMESTAMP[] = {KN("$timestamp"), {NULL, 0}};
+static const KeyName K_TIMESTAMP_INNER[] = {KN("t"), KN("i"), {NULL, 0}};
+static const KeyName K_REGEX[] = {KN("$regularExpression"), {NULL, 0}};
+static const KeyName K_REGEX_INNER[] = {KN("pattern"), KN("options"), {NULL, 0}};
+static const KeyName K_LEGACY_REGEX[] = {KN("$regex"), {NULL, 0}};
+static const KeyName K_OPTIONS[] = {KN("$options"), {NULL, 0}};
+static const KeyName K_DBPOINTER[] = {KN("$dbPointer"), {NULL, 0}};
+static const KeyName K_DBPOINTER_INNER[] = {KN("$ref"), KN("$id"), {NULL, 0}};
+static const KeyName K_DATE[] = {KN("$date"), {NULL, 0}};
+static const KeyName K_MINKEY[] = {KN("$minKey"), {NULL, 0}};
+static const KeyName K_MAXKEY[] = {KN("$maxKey"), {NULL, 0}};
+static const KeyName K_UNDEFINED[] = {KN("$undefined"), {NULL, 0}};
 
 static void
 write_regex(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
@@ -303,10 +377,7 @@ bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 		if (kind != W_NONE)
 			ej_error(in, obj, name, "has other keys; an Extended JSON wrapper has no other keys.");
 		kind = k;
-		name = wrapper_keys[0].key;
-		for (int j = 0; j < (int) lengthof(wrapper_keys); j++)
-			if (wrapper_keys[j].kind == k)
-				name = wrapper_keys[j].key;
+		name = wrapper_keys[k].key;
 	}
 	if (kind == W_NONE)
 		return false;

@@ -50,6 +50,48 @@ struct EjValue
 	const char *locator;		/* where in the input, for error paths */
 };
 
+/*
+ * Room for the EjValues of wrappers, reused from one wrapper to the next
+ * (callers restore nvalues and nfields after each), so that loading a wrapper
+ * costs no allocation; palloc only when a candidate is too big for it.
+ */
+#define EJ_ARENA_SIZE 32
+
+typedef struct EjArena
+{
+	int			nvalues;
+	int			nfields;
+	EjValue		values[EJ_ARENA_SIZE];
+	EjField		fields[EJ_ARENA_SIZE];
+} EjArena;
+
+static inline EjValue *
+ej_new_value(EjArena *arena)
+{
+	EjValue    *v;
+
+	if (arena->nvalues < EJ_ARENA_SIZE)
+	{
+		v = &arena->values[arena->nvalues++];
+		memset(v, 0, sizeof(EjValue));
+	}
+	else
+		v = palloc0(sizeof(EjValue));
+	v->nfields = -1;
+	return v;
+}
+
+static inline EjField *
+ej_new_fields(EjArena *arena, int n)
+{
+	if (n <= EJ_ARENA_SIZE - arena->nfields)
+	{
+		arena->nfields += n;
+		return &arena->fields[arena->nfields - n];
+	}
+	return palloc(sizeof(EjField) * n);
+}
+
 typedef struct BsonExtJsonInput
 {
 	BsonWriter *w;
@@ -58,6 +100,7 @@ typedef struct BsonExtJsonInput
 	void		(*write_document) (void *arg, const EjValue *ev);
 	void	   *arg;
 	const EjValue *current;		/* the wrapper being written, for errors */
+	EjArena		arena;
 } BsonExtJsonInput;
 
 /* How deep wrapper candidates are loaded: {"$dbPointer": {"$id": {"$oid"}}} */

@@ -927,6 +927,8 @@ bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 	t.ej.write_document = write_document_at;
 	t.ej.arg = &t;
 	t.ej.current = NULL;
+	t.ej.arena.nvalues = 0;
+	t.ej.arena.nfields = 0;
 
 	skip_ws(&t);
 	if (t.p >= t.end || *t.p != '{')

@@ -105,19 +105,25 @@ child_value(const ChildCursor *c, const Child *child)
 					  ? INTALIGN(child->start) : child->start);
 }
 
-/* Extended JSON: may the object be a wrapper (has it a wrapper key)? */
+/*
+ * Extended JSON: may the object be a wrapper, that is, has it a wrapper key?
+ * Runs for every nested object, so it only looks at the keys.
+ */
 static bool
 has_wrapper_key(const JsonbContainer *jc)
 {
-	ChildCursor c;
-	Child		child;
+	uint32		count = JsonContainerSize(jc);
+	const char *data = container_data(jc, count * 2);
+	uint32		off = 0;
 
-	cursor_init(&c, jc);
-	while (cursor_next(&c, &child))
+	for (uint32 i = 0; i < count; i++)
 	{
-		if (child.keylen > 1 && child.key[0] == '$' &&
-			bson_extjson_is_wrapper_key(child.key, child.keylen,
-										JBE_ISSTRING(child.je)))
+		uint32		start = off;
+
+		JBE_ADVANCE_OFFSET(off, jc->children[i]);
+		if (off - start > 1 && data[start] == '$' &&
+			bson_extjson_is_wrapper_key(data + start, (int) (off - start),
+										JBE_ISSTRING(jc->children[count + i])))
 			return true;
 	}
 	return false;
@@ -125,22 +131,21 @@ has_wrapper_key(const JsonbContainer *jc)
 
 /* Extended JSON: a container as an EjValue, objects down to depth levels */
 static EjValue *
-load_container(const JsonbContainer *jc, int depth)
+load_container(EjArena *arena, const JsonbContainer *jc, int depth)
 {
-	EjValue    *ev = palloc0(sizeof(EjValue));
+	EjValue    *ev = ej_new_value(arena);
 	ChildCursor c;
 	Child		child;
 
 	ev->kind = JsonContainerIsObject(jc) ? EJ_OBJECT : EJ_ARRAY;
 	ev->source = jc;
 	ev->locator = (const char *) jc;
-	ev->nfields = -1;
 	if (ev->kind != EJ_OBJECT || depth <= 0)
 		return ev;
 
 	cursor_init(&c, jc);
 	ev->nfields = 0;
-	ev->fields = palloc(sizeof(EjField) * Max(c.count, 1));
+	ev->fields = ej_new_fields(arena, Max(c.count, 1));
 	while (cursor_next(&c, &child))
 	{
 		EjField    *f = &ev->fields[ev->nfields++];
@@ -150,11 +155,10 @@ load_container(const JsonbContainer *jc, int depth)
 		f->key = child.key;
 		f->keylen = child.keylen;
 		if (JBE_ISCONTAINER(child.je))
-			v = load_container((const JsonbContainer *) value, depth - 1);
+			v = load_container(arena, (const JsonbContainer *) value, depth - 1);
 		else
 		{
-			v = palloc0(sizeof(EjValue));
-			v->nfields = -1;
+			v = ej_new_value(arena);
 			v->locator = value;
 			switch (child.je & JENTRY_TYPEMASK)
 			{
@@ -296,9 +300,20 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 				Size		open;
 
 				if (unlikely(ej != NULL) && JsonContainerIsObject(child) &&
-					has_wrapper_key(child) &&
-					bson_extjson_write(ej, type_at, load_container(child, EJ_LOAD_DEPTH)))
-					break;
+					has_wrapper_key(child))
+				{
+					int			values_mark = ej->arena.nvalues;
+					int			fields_mark = ej->arena.nfields;
+					bool		written;
+
+					written = bson_extjson_write(ej, type_at,
+												 load_container(&ej->arena, child,
+																EJ_LOAD_DEPTH));
+					ej->arena.nvalues = values_mark;
+					ej->arena.nfields = fields_mark;
+					if (written)
+						break;
+				}
 				*type_at = JsonContainerIsObject(child) ? BSON_TYPE_DOCUMENT
 					: BSON_TYPE_ARRAY;
 				open = bson_open(w);
@@ -421,6 +436,8 @@ bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc,
 	ej.write_document = write_jsonb_document;
 	ej.arg = &ej;
 	ej.current = NULL;
+	ej.arena.nvalues = 0;
+	ej.arena.nfields = 0;
 	append_container_elements(w, jc, extended_json ? &ej : NULL);
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;

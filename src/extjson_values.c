@@ -50,13 +50,16 @@
 static inline int
 hex_value(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	/* a table: ObjectIds are 24 hex digits, and there is one in most documents */
+	static const int8_t values[256] = {
+		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+		['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+		['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+		['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+	};
+
+	/* stored plus one, so that the zero of every other entry means "not hex" */
+	return values[(unsigned char) c] - 1;
 }
 
 /* isdigit() depends on the locale and takes int; this is ASCII only */
@@ -236,6 +239,20 @@ parse_integer(const char *s, size_t len, uint64_t max_pos,
 	if (s[i] == '0' && len - i > 1)
 		return false;
 	limit = *negative ? max_pos + 1 : max_pos;
+	if (len - i <= 9 || (len - i <= 18 && max_pos > UINT32_MAX))
+	{
+		/* too few digits to reach the limit's order of magnitude: no checks */
+		for (; i < len; i++)
+		{
+			if (!is_digit(s[i]))
+				return false;
+			acc = acc * 10 + (unsigned) (s[i] - '0');
+		}
+		if (acc > limit)
+			return false;
+		*magnitude = acc;
+		return true;
+	}
 	for (; i < len; i++)
 	{
 		unsigned	d;
