@@ -26,6 +26,7 @@
 
 #include "bson_extjson.h"
 #include "bson_numeric.h"
+#include "extjson_values.h"
 
 typedef struct JsonText
 {
@@ -70,16 +71,15 @@ expect(JsonText *t, char c, const char *what)
 	t->p++;
 }
 
-static int
-hex_value(char c)
+/* Half of a UTF-16 surrogate pair without its other half */
+static void pg_attribute_noreturn()
+surrogate_error(JsonText *t, const char *problem)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid input syntax for type json"),
+			 errdetail("%s, at byte %d of the JSON text.", problem,
+					   (int) (t->p - t->text))));
 }
 
 /* The four hex digits of a \uXXXX escape starting at p (after "\u") */
@@ -92,7 +92,7 @@ read_hex4(JsonText *t)
 		syntax_error(t, "Truncated \\u escape");
 	for (int i = 0; i < 4; i++)
 	{
-		int			h = hex_value(t->p[i]);
+		int			h = extjson_hex_value(t->p[i]);
 
 		if (h < 0)
 			syntax_error(t, "Invalid \\u escape");
@@ -258,27 +258,15 @@ read_string(JsonText *t, int *len)
 						pg_wchar	second;
 
 						if (t->end - t->p < 6 || t->p[0] != '\\' || t->p[1] != 'u')
-							ereport(ERROR,
-									(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-									 errmsg("invalid input syntax for type json"),
-									 errdetail("A Unicode high surrogate must be followed by a low surrogate, at byte %d of the JSON text.",
-											   (int) (t->p - t->text))));
+							surrogate_error(t, "A Unicode high surrogate must be followed by a low surrogate");
 						t->p += 2;
 						second = read_hex4(t);
 						if (!is_utf16_surrogate_second(second))
-							ereport(ERROR,
-									(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-									 errmsg("invalid input syntax for type json"),
-									 errdetail("A Unicode high surrogate must be followed by a low surrogate, at byte %d of the JSON text.",
-											   (int) (t->p - t->text))));
+							surrogate_error(t, "A Unicode high surrogate must be followed by a low surrogate");
 						cp = surrogate_pair_to_codepoint(cp, second);
 					}
 					else if (is_utf16_surrogate_second(cp))
-						ereport(ERROR,
-								(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-								 errmsg("invalid input syntax for type json"),
-								 errdetail("A Unicode low surrogate must follow a high surrogate, at byte %d of the JSON text.",
-										   (int) (t->p - t->text))));
+						surrogate_error(t, "A Unicode low surrogate must follow a high surrogate");
 					if (cp == 0)
 						appendStringInfoChar(&t->scratch, '\0');
 					else

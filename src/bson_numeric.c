@@ -265,22 +265,6 @@ view_to_double(const BsonNumericView *v)
 	return view_to_double_strtod(v);
 }
 
-/* (hi, lo) = (hi, lo) * 10 + digit, for values below 2^113 */
-static inline void
-u128_mul10_add(uint64 *hi, uint64 *lo, unsigned digit)
-{
-	uint64		l = *lo;
-	uint64		low_part = (l & UINT64CONST(0xFFFFFFFF)) * 10;
-	uint64		high_part = (l >> 32) * 10;
-	uint64		new_lo = low_part + (high_part << 32);
-	uint64		carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
-
-	*hi = *hi * 10 + carry;
-	*lo = new_lo + digit;
-	if (*lo < new_lo)
-		(*hi)++;
-}
-
 static pg_noinline bool
 view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 {
@@ -367,16 +351,55 @@ view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 			for (int j = 0; j < 4; j++, pos++)
 			{
 				if (pos >= first && pos < last)
-					u128_mul10_add(&hi, &lo, dec[j]);
+					extjson_u128_mul10_add(&hi, &lo, dec[j]);
 			}
 		}
 		for (int64 i = 0; i < t; i++)
-			u128_mul10_add(&hi, &lo, 0);
+			extjson_u128_mul10_add(&hi, &lo, 0);
 	}
 
 	*low = lo;
 	*high = sign | ((uint64) (exponent + DEC128_EXP_BIAS) << 49) | hi;
 	return true;
+}
+
+/*
+ * The int32 or int64 of an integer of the given sign and magnitude, if it
+ * fits one; false otherwise.
+ */
+static inline bool
+integer_to_bson_number(uint64 magnitude, bool negative, BsonNumber *out)
+{
+	if (!negative)
+	{
+		if (magnitude <= (uint64) PG_INT32_MAX)
+		{
+			out->kind = BSON_NUMBER_INT32;
+			out->v.i32 = (int32) magnitude;
+			return true;
+		}
+		if (magnitude <= (uint64) PG_INT64_MAX)
+		{
+			out->kind = BSON_NUMBER_INT64;
+			out->v.i64 = (int64) magnitude;
+			return true;
+		}
+		return false;
+	}
+	if (magnitude <= (uint64) PG_INT32_MAX + 1)
+	{
+		out->kind = BSON_NUMBER_INT32;
+		out->v.i32 = (int32) (-(int64) magnitude);
+		return true;
+	}
+	if (magnitude <= (uint64) PG_INT64_MAX + 1)
+	{
+		out->kind = BSON_NUMBER_INT64;
+		out->v.i64 = magnitude == (uint64) PG_INT64_MAX + 1
+			? PG_INT64_MIN : -(int64) magnitude;
+		return true;
+	}
+	return false;
 }
 
 void
@@ -402,40 +425,8 @@ bson_number_from_json_numeric(Numeric num, BsonNumber *out)
 			}
 			acc = acc * BSON_NBASE + (i < v.ndigits ? v.digits[i] : 0);
 		}
-		if (fits)
-		{
-			if (!v.negative)
-			{
-				if (acc <= (uint64) PG_INT32_MAX)
-				{
-					out->kind = BSON_NUMBER_INT32;
-					out->v.i32 = (int32) acc;
-					return;
-				}
-				if (acc <= (uint64) PG_INT64_MAX)
-				{
-					out->kind = BSON_NUMBER_INT64;
-					out->v.i64 = (int64) acc;
-					return;
-				}
-			}
-			else
-			{
-				if (acc <= (uint64) PG_INT32_MAX + 1)
-				{
-					out->kind = BSON_NUMBER_INT32;
-					out->v.i32 = (int32) (-(int64) acc);
-					return;
-				}
-				if (acc <= (uint64) PG_INT64_MAX + 1)
-				{
-					out->kind = BSON_NUMBER_INT64;
-					out->v.i64 = (acc == (uint64) PG_INT64_MAX + 1)
-						? PG_INT64_MIN : -(int64) acc;
-					return;
-				}
-			}
-		}
+		if (fits && integer_to_bson_number(acc, v.negative, out))
+			return;
 	}
 	else if (v.ndigits == 0 && v.dscale == 0 && !v.special)
 	{
@@ -549,39 +540,8 @@ bson_number_from_json_text(const char *num, int len, bool is_integer,
 	if (dot)
 		exp10 -= p - dot - 1;
 
-	if (is_integer && nsig <= 19)
-	{
-		if (!negative)
-		{
-			if (m <= (uint64) PG_INT32_MAX)
-			{
-				out->kind = BSON_NUMBER_INT32;
-				out->v.i32 = (int32) m;
-				return;
-			}
-			if (m <= (uint64) PG_INT64_MAX)
-			{
-				out->kind = BSON_NUMBER_INT64;
-				out->v.i64 = (int64) m;
-				return;
-			}
-		}
-		else
-		{
-			if (m <= (uint64) PG_INT32_MAX + 1)
-			{
-				out->kind = BSON_NUMBER_INT32;
-				out->v.i32 = (int32) (-(int64) m);
-				return;
-			}
-			if (m <= (uint64) PG_INT64_MAX + 1)
-			{
-				out->kind = BSON_NUMBER_INT64;
-				out->v.i64 = m == (uint64) PG_INT64_MAX + 1 ? PG_INT64_MIN : -(int64) m;
-				return;
-			}
-		}
-	}
+	if (is_integer && nsig <= 19 && integer_to_bson_number(m, negative, out))
+		return;
 
 	if (!(nsig <= 19 && exp10 > -100000 && exp10 < 100000 &&
 		  bson_double_from_decimal(m, (int) exp10, negative, &d)))

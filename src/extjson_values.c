@@ -47,8 +47,9 @@
 #define DEC128_EXP_SATURATE	INT64_C(100000000000000000)
 
 /* Value of an ASCII hex digit, or -1 */
-static inline int
-hex_value(char c)
+
+int
+extjson_hex_value(char c)
 {
 	/* a table: ObjectIds are 24 hex digits, and there is one in most documents */
 	static const int8_t values[256] = {
@@ -73,8 +74,8 @@ is_digit(char c)
 static inline bool
 hex_byte(const char *s, uint8_t *out)
 {
-	int			hi = hex_value(s[0]);
-	int			lo = hex_value(s[1]);
+	int			hi = extjson_hex_value(s[0]);
+	int			lo = extjson_hex_value(s[1]);
 
 	if (hi < 0 || lo < 0)
 		return false;
@@ -132,7 +133,7 @@ extjson_parse_hex_subtype(const char *s, size_t len, uint8_t *out)
 		return false;
 	for (size_t i = 0; i < len; i++)
 	{
-		int			d = hex_value(s[i]);
+		int			d = extjson_hex_value(s[i]);
 
 		if (d < 0)
 			return false;
@@ -421,26 +422,6 @@ span_digit(const DigitSpans *d, size_t i)
 	return i < d->na ? d->a[i] : d->b[i - d->na];
 }
 
-/*
- * (hi, lo) = (hi, lo) * 10 + digit.  The coefficient stays below 10^34 <
- * 2^113, so hi never overflows; lo * 10 is done in 32-bit halves because C99
- * has no 128-bit type.
- */
-static inline void
-u128_mul10_add(uint64_t *hi, uint64_t *lo, unsigned digit)
-{
-	uint64_t	l = *lo;
-	uint64_t	low_part = (l & UINT64_C(0xFFFFFFFF)) * 10;
-	uint64_t	high_part = (l >> 32) * 10;
-	uint64_t	new_lo = low_part + (high_part << 32);
-	uint64_t	carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
-
-	*hi = *hi * 10 + carry;
-	*lo = new_lo + digit;
-	if (*lo < new_lo)
-		(*hi)++;
-}
-
 static bool
 decimal128_from_spans(bool negative, const DigitSpans *d, int64_t exponent,
 					  uint64_t *low, uint64_t *high)
@@ -518,9 +499,9 @@ decimal128_from_spans(bool negative, const DigitSpans *d, int64_t exponent,
 	}
 
 	for (size_t i = first; i < first + kept; i++)
-		u128_mul10_add(&hi, &lo, (unsigned) (span_digit(d, i) - '0'));
+		extjson_u128_mul10_add(&hi, &lo, (unsigned) (span_digit(d, i) - '0'));
 	for (int64_t i = 0; i < pad; i++)
-		u128_mul10_add(&hi, &lo, 0);
+		extjson_u128_mul10_add(&hi, &lo, 0);
 
 	*low = lo;
 	*high = sign | ((uint64_t) (exponent + DEC128_EXP_BIAS) << 49) | hi;

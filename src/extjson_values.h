@@ -76,4 +76,27 @@ extern bool extjson_decimal128_from_digits(bool negative, const char *digits,
 /* Relaxed $date (ISO-8601 with offset) to milliseconds since 1970-01-01Z */
 extern bool extjson_parse_iso8601(const char *s, size_t len, int64_t *ms);
 
+/* The value of hex digit c, or -1 */
+extern int	extjson_hex_value(char c);
+
+/*
+ * (hi, lo) = (hi, lo) * 10 + digit.  The coefficient stays below 10^34 <
+ * 2^113, so hi never overflows; lo * 10 is done in 32-bit halves because C99
+ * has no 128-bit type.
+ */
+static inline void
+extjson_u128_mul10_add(uint64_t *hi, uint64_t *lo, unsigned digit)
+{
+	uint64_t	l = *lo;
+	uint64_t	low_part = (l & UINT64_C(0xFFFFFFFF)) * 10;
+	uint64_t	high_part = (l >> 32) * 10;
+	uint64_t	new_lo = low_part + (high_part << 32);
+	uint64_t	carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
+
+	*hi = *hi * 10 + carry;
+	*lo = new_lo + digit;
+	if (*lo < new_lo)
+		(*hi)++;
+}
+
 #endif							/* EXTJSON_VALUES_H */
