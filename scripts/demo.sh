@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on sample data: install what is missing, build and install
-# bson_out, start a throwaway cluster, convert sample rows with to_bson and
-# show the BSON as pymongo's independent decoder reads it.
+# bson_out, start a throwaway cluster, convert sample rows with to_bson (and
+# a mongoexport-style line with json_to_bson) and show the BSON as pymongo's
+# independent decoder reads it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -25,7 +26,11 @@ SQL
 
 echo
 echo "Decoded by pymongo's BSON codec (python3-bson), with the BSON type of each value:"
-psql -qXAt -c "SELECT encode(to_bson(doc), 'hex') FROM people ORDER BY id" | "$PYTHON" -c '
+{
+	psql -qXAt -c "SELECT encode(to_bson(doc), 'hex') FROM people ORDER BY id"
+	# a mongoexport line: JSON text, key order kept, Extended JSON as BSON types
+	psql -qXAt -c "SELECT encode(json_to_bson('{\"_id\": {\"\$oid\": \"5f0c8a3e9b1e8a2d4c6b7a90\"}, \"at\": {\"\$date\": \"2024-01-02T03:04:05.678Z\"}, \"n\": {\"\$numberLong\": \"42\"}, \"price\": {\"\$numberDecimal\": \"19.99\"}}', true), 'hex')"
+} | "$PYTHON" -c '
 import sys, bson
 from bson.codec_options import CodecOptions
 from bson.son import SON
