@@ -14,6 +14,7 @@
 
 #include "src/bson_compat.h"
 #include "src/bson_json.h"
+#include "src/bson_record.h"
 #include "src/bson_jsonb.h"
 #include "src/bson_writer.h"
 
@@ -114,6 +115,35 @@ json_to_bson(PG_FUNCTION_ARGS)
 	doc = bson_open(&w);
 	bson_append_json_text_object(&w, VARDATA_ANY(json), len,
 								 PG_GETARG_BOOL(1), PG_GETARG_BOOL(2));
+	bson_close(&w, doc);
+	PG_RETURN_BYTEA_P(bson_writer_finish(&w));
+}
+
+/*
+ * row_to_bson(rec record, omit_nulls boolean) returns bytea: the row as one
+ * BSON document, each column as its native BSON type, in column order.  The
+ * mapping of the row type's columns is worked out once per query and kept
+ * in fn_extra.
+ */
+PG_FUNCTION_INFO_V1(row_to_bson);
+Datum
+row_to_bson(PG_FUNCTION_ARGS)
+{
+	HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(0);
+	bool		omit_nulls = PG_GETARG_BOOL(1);
+	BsonRecordCache *cache;
+	BsonWriter	w;
+	Size		doc;
+
+	cache = bson_record_cache((BsonRecordCache *) fcinfo->flinfo->fn_extra,
+							  HeapTupleHeaderGetTypeId(row),
+							  HeapTupleHeaderGetTypMod(row),
+							  fcinfo->flinfo->fn_mcxt);
+	fcinfo->flinfo->fn_extra = cache;
+
+	bson_writer_init(&w, (Size) HeapTupleHeaderGetDatumLength(row) * 2 + 64);
+	doc = bson_open(&w);
+	bson_append_record_fields(&w, cache, row, omit_nulls);
 	bson_close(&w, doc);
 	PG_RETURN_BYTEA_P(bson_writer_finish(&w));
 }

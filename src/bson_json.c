@@ -41,6 +41,7 @@ typedef struct JsonText
 } JsonText;
 
 static void append_object_members(JsonText *t, const char *nested_at);
+static void append_element(JsonText *t, const char *key, int keylen, uint32 index);
 static void skip_value(JsonText *t, int depth);
 
 /* Error paths: where in the text, for the messages */
@@ -623,15 +624,13 @@ object_starts_with_dollar(JsonText *t)
 }
 
 /*
- * One member or array element: the header (key, or array index when key is
- * NULL) and the value at t->p.
+ * The value at t->p, its element header written already; its BSON type goes
+ * to *type_at.
  */
 static void
-append_element(JsonText *t, const char *key, int keylen, uint32 index)
+write_value(JsonText *t, char *type_at)
 {
 	BsonWriter *w = t->w;
-	char	   *type_at = key ? bson_key_deferred(w, key, keylen, 16)
-		: bson_index_key_deferred(w, index, 16);
 
 	skip_ws(t);
 	if (t->p >= t->end)
@@ -734,6 +733,15 @@ append_element(JsonText *t, const char *key, int keylen, uint32 index)
 				write_number(t, type_at, num, len, is_integer);
 			}
 	}
+}
+
+static void
+append_element(JsonText *t, const char *key, int keylen, uint32 index)
+{
+	char	   *type_at = key ? bson_key_deferred(t->w, key, keylen, 16)
+		: bson_index_key_deferred(t->w, index, 16);
+
+	write_value(t, type_at);
 }
 
 /*
@@ -895,6 +903,44 @@ locate_json(void *arg, const char *input, StringInfo path)
 	}
 }
 
+static void
+json_text_init(JsonText *t, BsonWriter *w, const char *text, int len,
+			   bool extended_json, bool legacy_extended_json)
+{
+	t->w = w;
+	t->text = text;
+	t->p = text;
+	t->end = text + len;
+	t->extended = extended_json;
+	t->token = NULL;
+	t->scratch.data = NULL;		/* most texts have no escapes */
+	t->ej.w = w;
+	t->ej.legacy = legacy_extended_json;
+	t->ej.write_document = write_document_at;
+	t->ej.arg = t;
+	t->ej.current = NULL;
+	t->ej.arena.nvalues = 0;
+	t->ej.arena.nfields = 0;
+}
+
+void
+bson_write_json_value(BsonWriter *w, char *type_at, const char *text, int len)
+{
+	JsonText	t;
+	BsonLocateCallback saved_locate = w->locate;
+	void	   *saved_arg = w->locate_arg;
+
+	json_text_init(&t, w, text, len, false, false);
+	w->locate = locate_json;
+	w->locate_arg = &t;
+	write_value(&t, type_at);
+	skip_ws(&t);
+	if (t.p != t.end)
+		syntax_error(&t, "Trailing characters");
+	w->locate = saved_locate;
+	w->locate_arg = saved_arg;
+}
+
 void
 bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 							 bool extended_json, bool legacy_extended_json)
@@ -903,20 +949,7 @@ bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 	BsonLocateCallback saved_locate = w->locate;
 	void	   *saved_arg = w->locate_arg;
 
-	t.w = w;
-	t.text = text;
-	t.p = text;
-	t.end = text + len;
-	t.extended = extended_json;
-	t.token = NULL;
-	t.scratch.data = NULL;		/* most texts have no escapes */
-	t.ej.w = w;
-	t.ej.legacy = legacy_extended_json;
-	t.ej.write_document = write_document_at;
-	t.ej.arg = &t;
-	t.ej.current = NULL;
-	t.ej.arena.nvalues = 0;
-	t.ej.arena.nfields = 0;
+	json_text_init(&t, w, text, len, extended_json, legacy_extended_json);
 
 	skip_ws(&t);
 	if (t.p >= t.end || *t.p != '{')

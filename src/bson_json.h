@@ -17,4 +17,12 @@
 extern void bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 										 bool extended_json, bool legacy_extended_json);
 
+/*
+ * A whole JSON value (object, array or scalar), as the json type's text, as
+ * the value of an element whose header the caller has written with a
+ * deferred type byte: the BSON type goes to *type_at.  Objects keep their
+ * key order.
+ */
+extern void bson_write_json_value(BsonWriter *w, char *type_at, const char *text, int len);
+
 #endif							/* BSON_JSON_H */

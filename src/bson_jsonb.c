@@ -220,19 +220,14 @@ report_unrepresentable(BsonWriter *w, Numeric num)
 #define SCALAR_VALSIZE 16
 
 /*
- * One element: the header (object key, or array index when key is NULL)
- * then the value.  data[start..end) is the value's area.  The key is written
- * first and the type byte filled in once the value's BSON type is known
- * (for a number that takes a look at its digits).
+ * One value, its element header written already: the type byte goes to
+ * *type_at once the value's BSON type is known (for a number that takes a
+ * look at its digits).  data[start..end) is the value's area.
  */
 static pg_attribute_always_inline void
-append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
-			   uint32 end, const char *key, int keylen, uint32 index,
-			   BsonExtJsonInput *ej)
+write_value(BsonWriter *w, char *type_at, JEntry je, const char *data,
+			uint32 start, uint32 end, BsonExtJsonInput *ej)
 {
-	char	   *type_at = key ? bson_key_deferred(w, key, keylen, SCALAR_VALSIZE)
-		: bson_index_key_deferred(w, index, SCALAR_VALSIZE);
-
 	switch (je & JENTRY_TYPEMASK)
 	{
 		case JENTRY_ISSTRING:
@@ -325,6 +320,17 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			elog(ERROR, "unexpected jsonb entry type: 0x%08x",
 				 je & JENTRY_TYPEMASK);
 	}
+}
+
+static pg_attribute_always_inline void
+append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
+			   uint32 end, const char *key, int keylen, uint32 index,
+			   BsonExtJsonInput *ej)
+{
+	char	   *type_at = key ? bson_key_deferred(w, key, keylen, SCALAR_VALSIZE)
+		: bson_index_key_deferred(w, index, SCALAR_VALSIZE);
+
+	write_value(w, type_at, je, data, start, end, ej);
 }
 
 /* The elements of an object or array, in stored order. */
@@ -439,6 +445,36 @@ bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContainer *jc,
 	ej.arena.nvalues = 0;
 	ej.arena.nfields = 0;
 	append_container_elements(w, jc, extended_json ? &ej : NULL);
+	w->locate = saved_locate;
+	w->locate_arg = saved_arg;
+}
+
+void
+bson_write_jsonb_value(BsonWriter *w, char *type_at, const Jsonb *jb)
+{
+	BsonLocateCallback saved_locate = w->locate;
+	void	   *saved_arg = w->locate_arg;
+
+	w->locate = locate_jsonb;
+	w->locate_arg = (void *) &jb->root;
+	if (JB_ROOT_IS_SCALAR(jb))
+	{
+		/* a scalar is stored as a one-element array */
+		const JsonbContainer *root = &jb->root;
+		uint32		end = 0;
+
+		JBE_ADVANCE_OFFSET(end, root->children[0]);
+		write_value(w, type_at, root->children[0], container_data(root, 1), 0, end, NULL);
+	}
+	else
+	{
+		Size		open;
+
+		*type_at = JB_ROOT_IS_OBJECT(jb) ? BSON_TYPE_DOCUMENT : BSON_TYPE_ARRAY;
+		open = bson_open(w);
+		append_container_elements(w, &jb->root, NULL);
+		bson_close(w, open);
+	}
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
 }

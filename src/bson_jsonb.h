@@ -21,6 +21,13 @@ extern void bson_append_jsonb_object_elements(BsonWriter *w, const JsonbContaine
 											  bool extended_json,
 											  bool legacy_extended_json);
 
+/*
+ * A whole jsonb value (object, array or scalar) as the value of an element
+ * whose header the caller has written with a deferred type byte: the BSON
+ * type goes to *type_at.
+ */
+extern void bson_write_jsonb_value(BsonWriter *w, char *type_at, const Jsonb *jb);
+
 /* "object", "array", "string", ... for the root of a jsonb value */
 extern const char *bson_jsonb_root_type_name(const Jsonb *jb);
 

@@ -1,0 +1,557 @@
+/*
+ * bson_record.c
+ *		Typed rows -> BSON: each column as its native BSON type.
+ *
+ * The catalogs are read once per query: for the row type, each column's
+ * BSON mapping (domains resolved to their base type, arrays to their element
+ * type, composites to their own columns, output functions looked up) is
+ * worked out into a BsonRecordCache kept in fn_extra, as contrib/hstore's
+ * hstore_from_record keeps its column I/O data.  Per row there is only the
+ * tuple to deform and the values to write.
+ *
+ * Mapping: boolean -> boolean; smallint, integer -> int32; bigint -> int64;
+ * real, double precision -> double; numeric -> exact decimal128; text,
+ * varchar, char(n), name -> string; bytea -> binary 0; uuid -> binary 4;
+ * date, timestamp, timestamptz -> UTC datetime (milliseconds, floored);
+ * json -> as json_to_bson reads it; jsonb -> as to_bson maps it; arrays ->
+ * arrays (nested per dimension); composites -> embedded documents; anything
+ * else -> string from the type's output function.
+ */
+#include "bson_record.h"
+
+#include "access/htup_details.h"
+#include "access/tupdesc.h"
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/timestamp.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+
+#include "bson_json.h"
+#include "bson_jsonb.h"
+#include "bson_numeric.h"
+
+typedef enum ValueKind
+{
+	VK_BOOL,
+	VK_INT2,
+	VK_INT4,
+	VK_INT8,
+	VK_FLOAT4,
+	VK_FLOAT8,
+	VK_NUMERIC,
+	VK_TEXT,					/* text, varchar, bpchar */
+	VK_NAME,
+	VK_BYTEA,
+	VK_UUID,
+	VK_DATE,
+	VK_TIMESTAMP,				/* with or without time zone: both UTC */
+	VK_JSON,
+	VK_JSONB,
+	VK_ARRAY,
+	VK_COMPOSITE,
+	VK_OUTPUT					/* anything else: the output function's text */
+} ValueKind;
+
+typedef struct ValueInfo ValueInfo;
+
+/* A row type's columns */
+struct BsonRecordCache
+{
+	Oid			typid;
+	int32		typmod;
+	TupleDesc	tupdesc;		/* our own copy, for heap_deform_tuple */
+	struct ColumnInfo *columns;
+};
+
+struct ValueInfo
+{
+	ValueKind	kind;
+	/* VK_ARRAY */
+	ValueInfo  *element;
+	Oid			elemtype;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	/* VK_COMPOSITE: the columns; for anonymous records, found per value */
+	BsonRecordCache *record;
+	/* VK_OUTPUT */
+	FmgrInfo	output;
+};
+
+typedef struct ColumnInfo
+{
+	const char *name;
+	int			namelen;
+	bool		dropped;
+	ValueInfo	value;
+} ColumnInfo;
+
+/* Where a value is, for error messages: col.field[2] */
+typedef struct ValuePath
+{
+	const struct ValuePath *parent;
+	const char *name;			/* NULL for an array element */
+	int			namelen;
+	int			index;
+} ValuePath;
+
+static void build_value_info(ValueInfo *vi, Oid typid, int32 typmod,
+							 MemoryContext mcxt);
+static void append_fields(BsonWriter *w, BsonRecordCache *cache,
+						  HeapTupleHeader row, bool omit_nulls,
+						  const ValuePath *parent);
+
+static void
+build_record(BsonRecordCache *cache, Oid typid, int32 typmod, MemoryContext mcxt)
+{
+	TupleDesc	tupdesc = lookup_rowtype_tupdesc(typid, typmod);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+
+	cache->typid = typid;
+	cache->typmod = typmod;
+	cache->tupdesc = CreateTupleDescCopy(tupdesc);
+	cache->columns = palloc0(sizeof(ColumnInfo) * Max(tupdesc->natts, 1));
+	MemoryContextSwitchTo(old);
+	ReleaseTupleDesc(tupdesc);
+
+	for (int i = 0; i < cache->tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(cache->tupdesc, i);
+		ColumnInfo *col = &cache->columns[i];
+
+		col->dropped = att->attisdropped;
+		if (col->dropped)
+			continue;
+		col->name = NameStr(att->attname);
+		col->namelen = strlen(col->name);
+		build_value_info(&col->value, att->atttypid, att->atttypmod, mcxt);
+	}
+}
+
+/* How values of typid are written, worked out once */
+static void
+build_value_info(ValueInfo *vi, Oid typid, int32 typmod, MemoryContext mcxt)
+{
+	Oid			base = getBaseTypeAndTypmod(typid, &typmod);
+	Oid			elemtype;
+
+	check_stack_depth();
+	switch (base)
+	{
+		case BOOLOID:
+			vi->kind = VK_BOOL;
+			return;
+		case INT2OID:
+			vi->kind = VK_INT2;
+			return;
+		case INT4OID:
+			vi->kind = VK_INT4;
+			return;
+		case INT8OID:
+			vi->kind = VK_INT8;
+			return;
+		case FLOAT4OID:
+			vi->kind = VK_FLOAT4;
+			return;
+		case FLOAT8OID:
+			vi->kind = VK_FLOAT8;
+			return;
+		case NUMERICOID:
+			vi->kind = VK_NUMERIC;
+			return;
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			vi->kind = VK_TEXT;
+			return;
+		case NAMEOID:
+			vi->kind = VK_NAME;
+			return;
+		case BYTEAOID:
+			vi->kind = VK_BYTEA;
+			return;
+		case UUIDOID:
+			vi->kind = VK_UUID;
+			return;
+		case DATEOID:
+			vi->kind = VK_DATE;
+			return;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			vi->kind = VK_TIMESTAMP;
+			return;
+		case JSONOID:
+			vi->kind = VK_JSON;
+			return;
+		case JSONBOID:
+			vi->kind = VK_JSONB;
+			return;
+	}
+
+	elemtype = get_element_type(base);
+	if (OidIsValid(elemtype))
+	{
+		vi->kind = VK_ARRAY;
+		vi->elemtype = elemtype;
+		get_typlenbyvalalign(elemtype, &vi->elmlen, &vi->elmbyval, &vi->elmalign);
+		vi->element = MemoryContextAllocZero(mcxt, sizeof(ValueInfo));
+		build_value_info(vi->element, elemtype, -1, mcxt);
+		return;
+	}
+	if (type_is_rowtype(base))
+	{
+		vi->kind = VK_COMPOSITE;
+		/* anonymous records are told apart per value, by their typmod */
+		if (base != RECORDOID)
+		{
+			vi->record = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
+			build_record(vi->record, base, typmod, mcxt);
+		}
+		return;
+	}
+
+	{
+		Oid			output;
+		bool		varlena;
+
+		vi->kind = VK_OUTPUT;
+		getTypeOutputInfo(base, &output, &varlena);
+		fmgr_info_cxt(output, &vi->output, mcxt);
+	}
+}
+
+BsonRecordCache *
+bson_record_cache(BsonRecordCache *cache, Oid typid, int32 typmod,
+				  MemoryContext mcxt)
+{
+	if (cache == NULL || cache->typid != typid || cache->typmod != typmod)
+	{
+		cache = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
+		build_record(cache, typid, typmod, mcxt);
+	}
+	return cache;
+}
+
+/* "col.field[2]", for error messages */
+static char *
+path_text(const ValuePath *path)
+{
+	StringInfoData buf;
+	const ValuePath *parts[64];
+	int			n = 0;
+
+	initStringInfo(&buf);
+	for (const ValuePath *p = path; p && n < (int) lengthof(parts); p = p->parent)
+		parts[n++] = p;
+	while (n > 0)
+	{
+		const ValuePath *p = parts[--n];
+
+		if (p->name)
+			bson_path_append_key(&buf, p->name, p->namelen, false);
+		else
+			bson_path_append_index(&buf, p->index);
+	}
+	return buf.data;
+}
+
+/* BSON datetime: milliseconds since 1970, floored (1969 stays right) */
+static int64
+timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
+{
+	int64		us;
+	int64		ms;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot convert infinite %s in \"%s\" to a BSON datetime",
+						what, path_text(path)),
+				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+	us = ts + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	ms = us / 1000;
+	if (us % 1000 < 0)
+		ms--;
+	return ms;
+}
+
+static void write_value(BsonWriter *w, char *type_at, Datum value,
+						const ValueInfo *vi, bool omit_nulls,
+						const ValuePath *path);
+
+/*
+ * The elements of one dimension of an array, from elems[*next] on: nested
+ * arrays for the outer dimensions.
+ */
+static void
+write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
+				Datum *elems, bool *nulls, int *next, const ValueInfo *vi,
+				bool omit_nulls, const ValuePath *path)
+{
+	check_stack_depth();
+	for (int i = 0; i < dims[level]; i++)
+	{
+		ValuePath	here = {path, NULL, 0, i};
+		char	   *type_at = bson_index_key_deferred(w, (uint32) i, 16);
+
+		if (level < ndim - 1)
+		{
+			Size		open;
+
+			*type_at = BSON_TYPE_ARRAY;
+			open = bson_open(w);
+			write_array_dim(w, dims, ndim, level + 1, elems, nulls, next, vi,
+							omit_nulls, &here);
+			bson_close(w, open);
+		}
+		else
+		{
+			int			k = (*next)++;
+
+			if (nulls && nulls[k])
+				*type_at = BSON_TYPE_NULL;
+			else
+				write_value(w, type_at, elems[k], vi->element, omit_nulls, &here);
+		}
+	}
+}
+
+static void
+write_string(BsonWriter *w, char *type_at, const char *s, int len)
+{
+	*type_at = BSON_TYPE_STRING;
+	bson_reserve(w, BSON_STRING_VALSIZE(len));
+	bson_put_string(w, s, len);
+}
+
+static void
+write_binary(BsonWriter *w, char *type_at, const char *data, int len, uint8 subtype)
+{
+	*type_at = BSON_TYPE_BINARY;
+	bson_reserve(w, 5 + len);
+	bson_put_uint32_at(w->pos, (uint32) len);
+	w->pos[4] = (char) subtype;
+	memcpy(w->pos + 5, data, len);
+	w->pos += 5 + len;
+}
+
+/*
+ * One non-NULL value, its element header written with a deferred type.
+ * omit_nulls applies to the fields of composites inside it too (array
+ * elements keep their NULLs: their positions are their keys).
+ */
+static void
+write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
+			bool omit_nulls, const ValuePath *path)
+{
+	switch (vi->kind)
+	{
+		case VK_BOOL:
+			*type_at = BSON_TYPE_BOOL;
+			bson_put_bool(w, DatumGetBool(value));
+			break;
+		case VK_INT2:
+			*type_at = BSON_TYPE_INT32;
+			bson_put_int32(w, DatumGetInt16(value));
+			break;
+		case VK_INT4:
+			*type_at = BSON_TYPE_INT32;
+			bson_put_int32(w, DatumGetInt32(value));
+			break;
+		case VK_INT8:
+			*type_at = BSON_TYPE_INT64;
+			bson_put_int64(w, DatumGetInt64(value));
+			break;
+		case VK_FLOAT4:
+			*type_at = BSON_TYPE_DOUBLE;
+			bson_put_double(w, (double) DatumGetFloat4(value));
+			break;
+		case VK_FLOAT8:
+			*type_at = BSON_TYPE_DOUBLE;
+			bson_put_double(w, DatumGetFloat8(value));
+			break;
+		case VK_NUMERIC:
+			{
+				Numeric		num = DatumGetNumeric(value);
+				uint64		low;
+				uint64		high;
+
+				if (!bson_decimal128_from_numeric(num, &low, &high))
+				{
+					int			digits;
+					int			exponent;
+
+					bson_numeric_shape(num, &digits, &exponent);
+					ereport(ERROR,
+							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+							 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
+									path_text(path)),
+							 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
+									   digits, exponent),
+							 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
+				}
+				*type_at = BSON_TYPE_DECIMAL128;
+				bson_put_decimal128(w, low, high);
+				break;
+			}
+		case VK_TEXT:
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				break;
+			}
+		case VK_NAME:
+			{
+				const char *s = NameStr(*DatumGetName(value));
+
+				write_string(w, type_at, s, strlen(s));
+				break;
+			}
+		case VK_BYTEA:
+			{
+				bytea	   *b = DatumGetByteaPP(value);
+
+				write_binary(w, type_at, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), 0);
+				break;
+			}
+		case VK_UUID:
+			write_binary(w, type_at, (const char *) DatumGetUUIDP(value)->data,
+						 UUID_LEN, 4);
+			break;
+		case VK_DATE:
+			{
+				DateADT		d = DatumGetDateADT(value);
+
+				if (DATE_NOT_FINITE(d))
+					ereport(ERROR,
+							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+							 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
+									path_text(path)),
+							 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+				*type_at = BSON_TYPE_DATETIME;
+				bson_put_int64(w, ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE))
+							   * INT64CONST(86400000));
+				break;
+			}
+		case VK_TIMESTAMP:
+			*type_at = BSON_TYPE_DATETIME;
+			bson_put_int64(w, timestamp_to_ms(DatumGetTimestamp(value), path,
+											  "timestamp"));
+			break;
+		case VK_JSON:
+			{
+				text	   *t = DatumGetTextPP(value);
+
+				bson_write_json_value(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				break;
+			}
+		case VK_JSONB:
+			bson_write_jsonb_value(w, type_at, DatumGetJsonbP(value));
+			break;
+		case VK_ARRAY:
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(value);
+				int			ndim = ARR_NDIM(arr);
+				Size		open;
+
+				*type_at = BSON_TYPE_ARRAY;
+				open = bson_open(w);
+				if (ndim > 0)
+				{
+					Datum	   *elems;
+					bool	   *nulls;
+					int			n;
+					int			next = 0;
+
+					deconstruct_array(arr, vi->elemtype, vi->elmlen, vi->elmbyval,
+									  vi->elmalign, &elems, &nulls, &n);
+					write_array_dim(w, ARR_DIMS(arr), ndim, 0, elems,
+									ARR_HASNULL(arr) ? nulls : NULL, &next, vi,
+									omit_nulls, path);
+				}
+				bson_close(w, open);
+				break;
+			}
+		case VK_COMPOSITE:
+			{
+				HeapTupleHeader row = DatumGetHeapTupleHeader(value);
+				BsonRecordCache *rec = vi->record;
+				Size		open;
+
+				if (rec == NULL)
+				{
+					/* an anonymous record: its type comes with the value */
+					rec = bson_record_cache(NULL, HeapTupleHeaderGetTypeId(row),
+											HeapTupleHeaderGetTypMod(row),
+											CurrentMemoryContext);
+				}
+				*type_at = BSON_TYPE_DOCUMENT;
+				open = bson_open(w);
+				append_fields(w, rec, row, omit_nulls, path);
+				bson_close(w, open);
+				break;
+			}
+		case VK_OUTPUT:
+			{
+				char	   *s = OutputFunctionCall((FmgrInfo *) &vi->output, value);
+
+				write_string(w, type_at, s, strlen(s));
+				pfree(s);
+				break;
+			}
+	}
+}
+
+static void
+append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
+			  bool omit_nulls, const ValuePath *parent)
+{
+	TupleDesc	tupdesc = cache->tupdesc;
+	int			natts = tupdesc->natts;
+	HeapTupleData tuple;
+	Datum	   *values;
+	bool	   *nulls;
+
+	check_stack_depth();
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&(tuple.t_self));
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = row;
+
+	values = palloc(sizeof(Datum) * Max(natts, 1));
+	nulls = palloc(sizeof(bool) * Max(natts, 1));
+	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+
+	for (int i = 0; i < natts; i++)
+	{
+		const ColumnInfo *col = &cache->columns[i];
+		ValuePath	here = {parent, col->name, col->namelen, 0};
+		char	   *type_at;
+
+		if (col->dropped || (nulls[i] && omit_nulls))
+			continue;
+		type_at = bson_key_deferred(w, col->name, col->namelen, 16);
+		if (nulls[i])
+			*type_at = BSON_TYPE_NULL;
+		else
+			write_value(w, type_at, values[i], &col->value, omit_nulls, &here);
+	}
+	pfree(values);
+	pfree(nulls);
+}
+
+void
+bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
+						  HeapTupleHeader row, bool omit_nulls)
+{
+	append_fields(w, cache, row, omit_nulls, NULL);
+}

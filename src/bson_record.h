@@ -1,0 +1,33 @@
+/*
+ * bson_record.h
+ *		Typed rows -> BSON: each column as its native BSON type.
+ */
+#ifndef BSON_RECORD_H
+#define BSON_RECORD_H
+
+#include "bson_writer.h"
+
+#include "access/htup.h"
+
+/*
+ * What a row's type becomes, worked out once per query (from the catalogs)
+ * and kept in fn_extra: opaque here.
+ */
+typedef struct BsonRecordCache BsonRecordCache;
+
+/*
+ * The cache for rows of type (typid, typmod), made in mcxt, or the one given
+ * if it already matches.
+ */
+extern BsonRecordCache *bson_record_cache(BsonRecordCache *cache, Oid typid,
+										  int32 typmod, MemoryContext mcxt);
+
+/*
+ * Append the columns of the row to the document the writer has open, in
+ * column order, dropped columns skipped; NULL columns as BSON null, or left
+ * out with omit_nulls.
+ */
+extern void bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
+									  HeapTupleHeader row, bool omit_nulls);
+
+#endif							/* BSON_RECORD_H */
