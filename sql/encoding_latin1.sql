@@ -53,3 +53,6 @@ SELECT encode(json_to_bson(E'{"caf\xe9": "\\u00e9t\xe9", "k": "\\u00fc"}'), 'hex
 SELECT json_to_bson('{"s": "\u6771"}');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT json_to_bson(E'{"k": "\xfc"}') = to_bson(E'{"k": "\xfc"}'::jsonb) AS same_as_jsonb;
+
+-- row_to_bson: text columns are converted the same way
+SELECT encode(row_to_bson(ROW(E'caf\xe9'::text, E'\xfc'::char(2), E'n\xe4me'::name)), 'hex');
