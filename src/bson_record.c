@@ -69,6 +69,7 @@ struct BsonRecordCache
 	int32		typmod;
 	TupleDesc	tupdesc;		/* our own copy, for heap_deform_tuple */
 	struct ColumnInfo *columns;
+	BsonRecordCache *next;		/* other row types seen by the same call */
 };
 
 struct ValueInfo
@@ -228,16 +229,34 @@ build_value_info(ValueInfo *vi, Oid typid, int32 typmod, MemoryContext mcxt)
 	}
 }
 
+/*
+ * A query usually passes rows of one type, but may mix several (a UNION of
+ * anonymous records): each type seen is kept, first in line the one of the
+ * previous row.
+ */
 BsonRecordCache *
 bson_record_cache(BsonRecordCache *cache, Oid typid, int32 typmod,
 				  MemoryContext mcxt)
 {
-	if (cache == NULL || cache->typid != typid || cache->typmod != typmod)
+	BsonRecordCache *prev = NULL;
+
+	for (BsonRecordCache *c = cache; c; prev = c, c = c->next)
 	{
-		cache = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
-		build_record(cache, typid, typmod, mcxt);
+		if (c->typid == typid && c->typmod == typmod)
+		{
+			if (prev)
+			{
+				/* move it to the front */
+				prev->next = c->next;
+				c->next = cache;
+			}
+			return c;
+		}
 	}
-	return cache;
+	prev = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
+	build_record(prev, typid, typmod, mcxt);
+	prev->next = cache;
+	return prev;
 }
 
 /* "col.field[2]", for error messages */

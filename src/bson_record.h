@@ -16,8 +16,9 @@
 typedef struct BsonRecordCache BsonRecordCache;
 
 /*
- * The cache for rows of type (typid, typmod), made in mcxt, or the one given
- * if it already matches.
+ * The cache for rows of type (typid, typmod): found in the chain that starts
+ * at cache (NULL at first), or made in mcxt and put at its front.  Returns
+ * the new start of the chain, whose first entry is the one for this type.
  */
 extern BsonRecordCache *bson_record_cache(BsonRecordCache *cache, Oid typid,
 										  int32 typmod, MemoryContext mcxt);
