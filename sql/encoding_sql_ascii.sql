@@ -34,3 +34,7 @@ SELECT encode(json_to_bson('{"s": "\u00e9\u6771\ud83d\ude00"}'), 'hex');
 SELECT encode(json_to_bson(E'{"s": "\xc3\xa9"}'), 'hex');
 SELECT json_to_bson(E'{"s": "caf\xe9"}');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- row_to_bson: the error names the column
+SELECT row_to_bson(t) FROM (SELECT 1 AS id, ROW(E'caf\xe9'::text) AS nested) t;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;

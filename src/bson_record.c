@@ -343,9 +343,22 @@ write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
 	}
 }
 
+/*
+ * Error paths: a string or key the writer cannot convert is described by
+ * the path of the value being written, kept in the writer's locate_arg.
+ */
 static void
-write_string(BsonWriter *w, char *type_at, const char *s, int len)
+locate_record(void *arg, const char *input, StringInfo path)
 {
+	(void) input;				/* the path says it all */
+	appendStringInfoString(path, path_text((const ValuePath *) arg));
+}
+
+static void
+write_string(BsonWriter *w, char *type_at, const char *s, int len,
+			 const ValuePath *path)
+{
+	w->locate_arg = (void *) path;
 	*type_at = BSON_TYPE_STRING;
 	bson_reserve(w, BSON_STRING_VALSIZE(len));
 	bson_put_string(w, s, len);
@@ -425,14 +438,14 @@ write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
 			{
 				text	   *t = DatumGetTextPP(value);
 
-				write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), path);
 				break;
 			}
 		case VK_NAME:
 			{
 				const char *s = NameStr(*DatumGetName(value));
 
-				write_string(w, type_at, s, strlen(s));
+				write_string(w, type_at, s, strlen(s), path);
 				break;
 			}
 		case VK_BYTEA:
@@ -523,7 +536,7 @@ write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
 			{
 				char	   *s = OutputFunctionCall((FmgrInfo *) &vi->output, value);
 
-				write_string(w, type_at, s, strlen(s));
+				write_string(w, type_at, s, strlen(s), path);
 				pfree(s);
 				break;
 			}
@@ -558,6 +571,7 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 
 		if (col->dropped || (nulls[i] && omit_nulls))
 			continue;
+		w->locate_arg = &here;
 		type_at = bson_key_deferred(w, col->name, col->namelen, 16);
 		if (nulls[i])
 			*type_at = BSON_TYPE_NULL;
@@ -572,5 +586,11 @@ void
 bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
 						  HeapTupleHeader row, bool omit_nulls)
 {
+	BsonLocateCallback saved_locate = w->locate;
+	void	   *saved_arg = w->locate_arg;
+
+	w->locate = locate_record;
 	append_fields(w, cache, row, omit_nulls, NULL);
+	w->locate = saved_locate;
+	w->locate_arg = saved_arg;
 }
