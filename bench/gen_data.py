@@ -15,6 +15,16 @@ them with three MongoDB Extended JSON v2 wrappers each: _id as
 {"$numberLong": "<digits>"}.  They draw from medium's seed, so the
 documents are medium's, row for row.
 
+Row tables (issue 5, row_to_bson, also asked for with --tables) have typed
+columns instead of a document: typed (id int primary key, n bigint, amount
+numeric(12,2), name text, email text, created timestamptz, uid uuid, active
+bool, age int, score float8, meta jsonb, tags text[]; its own seed) and
+medium_rows, the medium documents as rows (medium's seed, row for row): one
+column per top-level field with its natural SQL type (_id int primary key =
+the row number instead of the 24 hex digits, created timestamptz, balance
+numeric(12,2), tags text[], the nested values as jsonb, prefs NULL where the
+document has none).
+
 With --latin1 the documents are the same except that the characters a LATIN1
 database cannot hold are replaced by Latin-1 ones (東京 -> Köln, emoji ->
 ©, ...); the random draws are identical, so the two databases hold documents
@@ -34,7 +44,8 @@ import psycopg2
 SEED = "bson_out-bench-v1"
 
 FULL_ROWS = {"small": 200_000, "medium": 200_000, "large": 5_000, "keys": 200_000,
-             "medium_json": 200_000, "medium_ext": 200_000, "medium_ext_json": 200_000}
+             "medium_json": 200_000, "medium_ext": 200_000, "medium_ext_json": 200_000,
+             "typed": 200_000, "medium_rows": 200_000}
 
 FIRST = ["Anna", "Ben", "Carla", "David", "Emma", "Felix", "Grace", "Henry", "Iris", "Jack",
          "Karen", "Liam", "Maya", "Noah", "Olga", "Paul", "Quinn", "Rosa", "Sam", "Tina",
@@ -217,6 +228,115 @@ DERIVED = {"medium_json": ("medium", None, "json"),
            "medium_ext_json": ("medium", extjson_wrap, "json")}
 
 
+# issue 5 (row_to_bson): tables of typed columns instead of a document
+META_SRC = ["web", "app", "api", "import", "batch"]
+
+
+def uuid_text(rng):
+    h = "%032x" % rng.getrandbits(128)
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+def doc_typed(rng, i):
+    """One row of the typed table, as a dict column -> value (None = NULL)."""
+    nonascii = rng.random() < 0.05
+    first, last = rng.choice(FIRST), rng.choice(LAST)
+    name = rng.choice(NONASCII_NAMES) if nonascii else first + " " + last
+    meta = {"src": rng.choice(META_SRC), "v": rng.randint(1, 9)}
+    if rng.random() < 0.5:
+        meta["ok"] = rng.random() < 0.5
+    return {
+        "id": i,
+        "n": rng.randint(0, 10**12),
+        "amount": "%d.%02d" % (rng.randint(0, 9_999_999), rng.randint(0, 99)),
+        "name": name,
+        # 5% NULL
+        "email": None if rng.random() < 0.05 else "%s.%s%d@%s" % (
+            first.lower(), last.lower(), rng.randint(1, 999), rng.choice(DOMAINS)),
+        "created": iso_date(rng),
+        "uid": uuid_text(rng),
+        "active": rng.random() < 0.7,
+        "age": rng.randint(18, 90),
+        "score": rng.random() * 100,
+        "meta": meta,
+        "tags": rng.sample(TAGS, rng.randint(0, 3)),
+    }
+
+
+def medium_row(d, i):
+    """A medium document as a row of medium_rows (the key order is the
+    document's; _id becomes the row number, a missing prefs NULL)."""
+    r = dict(d)
+    r["_id"] = i
+    r.setdefault("prefs", None)
+    return r
+
+
+GENERATORS["typed"] = doc_typed
+# row table -> (generator and seed it draws from, row builder (dict, id) ->
+# dict column -> value, columns with their SQL types; the first is the
+# primary key)
+ROW_TABLES = {
+    "typed": ("typed", lambda d, i: d, [
+        ("id", "int"), ("n", "bigint"), ("amount", "numeric(12,2)"), ("name", "text"),
+        ("email", "text"), ("created", "timestamptz"), ("uid", "uuid"), ("active", "bool"),
+        ("age", "int"), ("score", "float8"), ("meta", "jsonb"), ("tags", "text[]")]),
+    "medium_rows": ("medium", medium_row, [
+        ("_id", "int"), ("name", "text"), ("email", "text"), ("age", "int"), ("tags", "text[]"),
+        ("address", "jsonb"), ("scores", "jsonb"), ("created", "timestamptz"), ("active", "bool"),
+        ("balance", "numeric(12,2)"), ("ratio", "float8"), ("big", "bigint"), ("orders", "jsonb"),
+        ("prefs", "jsonb")]),
+}
+
+
+def copy_value(v, sqltype):
+    """One value in COPY text format (before copy_escape); None for NULL."""
+    if v is None:
+        return None
+    if sqltype == "jsonb":
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    if sqltype == "text[]":
+        # array literal; the tags are plain words, quoted anyway
+        return "{" + ",".join('"%s"' % x.replace("\\", "\\\\").replace('"', '\\"') for x in v) + "}"
+    if sqltype == "bool":
+        return "t" if v else "f"
+    if sqltype == "float8":
+        return repr(float(v))
+    return str(v)
+
+
+def rows_of(table, rows):
+    """Yield (id, row dict) for a row table; deterministic for (table, id)."""
+    base, build, _ = ROW_TABLES[table]
+    rng = random.Random("%s/%s" % (SEED, base))
+    gen = GENERATORS[base]
+    for i in range(1, rows + 1):
+        yield i, build(gen(rng, i), i)
+
+
+def load_rows(conn, table, rows, batch=20_000):
+    cur = conn.cursor()
+    cur.execute("DROP TABLE IF EXISTS %s" % table)
+    cols = ROW_TABLES[table][2]
+    cur.execute("CREATE TABLE %s (%s)" % (table, ", ".join(
+        "%s %s%s" % (c, ty, " PRIMARY KEY" if k == 0 else "") for k, (c, ty) in enumerate(cols))))
+    copy = "COPY %s (%s) FROM STDIN" % (table, ", ".join(c for c, _ in cols))
+    buf = io.StringIO()
+    n = 0
+    for _, r in rows_of(table, rows):
+        vals = (copy_value(r[c], ty) for c, ty in cols)
+        buf.write("\t".join("\\N" if v is None else copy_escape(v) for v in vals) + "\n")
+        n += 1
+        if n % batch == 0:
+            buf.seek(0)
+            cur.copy_expert(copy, buf)
+            buf = io.StringIO()
+    if buf.tell():
+        buf.seek(0)
+        cur.copy_expert(copy, buf)
+    conn.commit()
+
+
 def latin1ize(s):
     for a, b in LATIN1_WORDS.items():
         if a in s:
@@ -275,7 +395,8 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0,
                     help="fraction of the full row counts (quick mode uses 0.1)")
     ap.add_argument("--tables", default="small,medium,large,keys",
-                    help="comma-separated; also medium_json, medium_ext, medium_ext_json")
+                    help="comma-separated; also medium_json, medium_ext, medium_ext_json "
+                    "(issue 4) and typed, medium_rows (issue 5)")
     ap.add_argument("--dump", metavar="TABLE",
                     help="print the documents of TABLE as JSON lines instead of loading")
     args = ap.parse_args()
@@ -283,6 +404,10 @@ def main():
     if args.dump:
         rows = max(1, int(FULL_ROWS[args.dump] * args.scale))
         out = sys.stdout
+        if args.dump in ROW_TABLES:
+            for _, r in rows_of(args.dump, rows):
+                out.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+            return
         for _, s in documents(args.dump, rows, args.latin1):
             out.write(s + "\n")
         return
@@ -294,7 +419,12 @@ def main():
     for t in args.tables.split(","):
         rows = max(1, int(FULL_ROWS[t] * args.scale))
         t0 = time.time()
-        load(conn, t, rows, args.latin1)
+        if t in ROW_TABLES:
+            if args.latin1:
+                ap.error("%s: the row tables are for the UTF8 database only" % t)
+            load_rows(conn, t, rows)
+        else:
+            load(conn, t, rows, args.latin1)
         print("   %s.%s: %d rows in %.1f s" % (args.dbname, t, rows, time.time() - t0),
               file=sys.stderr)
     conn.close()

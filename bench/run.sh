@@ -26,13 +26,15 @@ usage: bench/run.sh [options]
   --no-callgrind     skip the instructions-per-document counts
   --no-json          skip the json_to_bson / Extended JSON part (issue 4: tables
                      medium_json, medium_ext, medium_ext_json and their variants)
+  --no-row           skip the row_to_bson part (issue 5: tables typed and
+                     medium_rows and their variants)
   --publish          write BENCHMARKS.md and bench/benchmarks.png (default for full runs)
   --no-publish       do not (default for --quick)
   --out DIR          results directory (default bench/results/<UTC time>[-quick])
 EOF
 }
 
-QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 JSONX=1 PUBLISH= OUT=
+QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 JSONX=1 ROWX=1 PUBLISH= OUT=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--no-memory) MEMORY=0 ;;
 	--no-callgrind) CALLGRIND=0 ;;
 	--no-json) JSONX=0 ;;
+	--no-row) ROWX=0 ;;
 	--publish) PUBLISH=1 ;;
 	--no-publish) PUBLISH=0 ;;
 	--out) OUT=$2; shift ;;
@@ -78,6 +81,12 @@ TABLES=(small medium large keys)
 # Extended JSON v2 wrappers each as jsonb and as json (gen_data.py DERIVED)
 X_TABLES=()
 [ "$JSONX" = 1 ] && X_TABLES=(medium_json medium_ext medium_ext_json)
+# issue 5 (UTF8 database only): tables of typed columns for row_to_bson: typed
+# (12 columns, its own seed) and medium_rows (medium's documents as rows;
+# gen_data.py ROW_TABLES); the key column callgrind limits the rows with
+R_TABLES=()
+[ "$ROWX" = 1 ] && R_TABLES=(typed medium_rows)
+declare -A R_KEY=([typed]=id [medium_rows]=_id)
 DB=bench
 DB_L1=bench_latin1
 
@@ -149,7 +158,9 @@ for db in "${DBS[@]}"; do
 			-c "CREATE FUNCTION to_bson(doc jsonb, e boolean, l boolean DEFAULT false) RETURNS bytea
 			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$" \
 			-c "CREATE FUNCTION json_to_bson(doc json, e boolean DEFAULT false, l boolean DEFAULT false)
-			RETURNS bytea LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$"
+			RETURNS bytea LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$" \
+			-c "CREATE FUNCTION row_to_bson(rec anyelement, omit_nulls boolean DEFAULT false)
+			RETURNS bytea LANGUAGE sql STABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(row_to_json(rec)::text, 'UTF8') \$\$"
 	else
 		"${PSQL[@]}" -d "$db" -c "CREATE EXTENSION bson_out"
 	fi
@@ -167,6 +178,9 @@ phase "generating data (deterministic)"
 [ "$LATIN1" = 1 ] && "$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB_L1" --latin1 --scale "$SCALE"
 if [ ${#X_TABLES[@]} -gt 0 ]; then
 	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE" --tables "$(IFS=,; echo "${X_TABLES[*]}")"
+fi
+if [ ${#R_TABLES[@]} -gt 0 ]; then
+	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE" --tables "$(IFS=,; echo "${R_TABLES[*]}")"
 fi
 echo "db,table,rows,heap_bytes,toast_bytes,avg_text_bytes,avg_stored_bytes,avg_bson_bytes,total_bson_bytes,compressed_docs" >"$OUT/tables.csv"
 for db in "${DBS[@]}"; do
@@ -193,6 +207,22 @@ for t in "${X_TABLES[@]}"; do
 		round(avg(octet_length($expr)), 1), sum(octet_length($expr)),
 		count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL)
 		FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
+done
+# issue 5 tables: text = row_to_json(t)::text, stored = the row (pg_column_size
+# of the whole-row value), BSON = row_to_bson(t), compressed = rows with a
+# compressed jsonb column
+for t in "${R_TABLES[@]}"; do
+	case $t in
+	typed) comp="pg_column_compression(t.meta) IS NOT NULL" ;;
+	medium_rows) comp="coalesce(pg_column_compression(t.address), pg_column_compression(t.scores),
+		pg_column_compression(t.orders), pg_column_compression(t.prefs)) IS NOT NULL" ;;
+	esac
+	"${PSQL[@]}" -d "$DB" -At -F, -c "SELECT '$DB', '$t', count(*), pg_relation_size('$t'),
+		coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0),
+		round(avg(octet_length(row_to_json(t)::text)), 1), round(avg(pg_column_size(t.*)), 1),
+		round(avg(octet_length(row_to_bson(t))), 1), sum(octet_length(row_to_bson(t))),
+		count(*) FILTER (WHERE $comp)
+		FROM $t t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 done
 column -s, -t "$OUT/tables.csv" | sed 's/^/   /'
 
@@ -227,6 +257,55 @@ if [ "$JSONX" = 1 ] && [ "$FAKE" != 1 ]; then
 		log "warning: json_to_bson did not keep the key order (name before age) in every medium_json document (extjson_check.env)"
 fi
 
+# issue 5: check that row_to_bson writes the columns as the native types the
+# benchmark is about (element = type byte, key, NUL): typed's id int32 (0x10,
+# the first element), n int64 (0x12), amount decimal128 (0x13), created UTC
+# datetime (0x09), uid binary subtype 4 (0x05, length 16), score double
+# (0x01), meta embedded document (0x03), tags array (0x04); medium_rows' _id
+# int32 first, created, balance, big, address, tags, scores, orders, ratio.
+# A NULL column is a null element (0x0a), left out with omit_nulls.
+if [ "$ROWX" = 1 ] && [ "$FAKE" != 1 ]; then
+	"${PSQL[@]}" -d "$DB" -At -F= >"$OUT/rowbson_check.env" \
+		-c "SELECT x.* FROM (SELECT count(*) n,
+			count(*) FILTER (WHERE position('\\x10696400'::bytea IN b) = 5
+				AND position('\\x126e00'::bytea IN b) > 0
+				AND position('\\x13616d6f756e7400'::bytea IN b) > 0
+				AND position('\\x096372656174656400'::bytea IN b) > 0
+				AND position('\\x05756964001000000004'::bytea IN b) > 0
+				AND position('\\x0173636f726500'::bytea IN b) > 0
+				AND position('\\x036d65746100'::bytea IN b) > 0
+				AND position('\\x047461677300'::bytea IN b) > 0) native,
+			count(*) FILTER (WHERE nul) nul,
+			count(*) FILTER (WHERE position('\\x0a656d61696c00'::bytea IN b) > 0) nul_el,
+			count(*) FILTER (WHERE octet_length(o) < octet_length(b)) omitted
+			FROM (SELECT row_to_bson(t) b, row_to_bson(t, true) o, t.email IS NULL nul FROM typed t OFFSET 0) r) s,
+			LATERAL (VALUES ('typed_rows', n), ('typed_native', native), ('typed_null_email', nul),
+				('typed_null_elements', nul_el), ('typed_omitted', omitted)) x" \
+		-c "SELECT x.* FROM (SELECT count(*) n,
+			count(*) FILTER (WHERE position('\\x105f696400'::bytea IN b) = 5
+				AND position('\\x096372656174656400'::bytea IN b) > 0
+				AND position('\\x1362616c616e636500'::bytea IN b) > 0
+				AND position('\\x1262696700'::bytea IN b) > 0
+				AND position('\\x036164647265737300'::bytea IN b) > 0
+				AND position('\\x047461677300'::bytea IN b) > 0
+				AND position('\\x0473636f72657300'::bytea IN b) > 0
+				AND position('\\x046f726465727300'::bytea IN b) > 0
+				AND position('\\x01726174696f00'::bytea IN b) > 0) native,
+			count(*) FILTER (WHERE nul) nul,
+			count(*) FILTER (WHERE octet_length(o) < octet_length(b)) omitted
+			FROM (SELECT row_to_bson(t) b, row_to_bson(t, true) o, t.prefs IS NULL nul FROM medium_rows t OFFSET 0) r) s,
+			LATERAL (VALUES ('mrows_rows', n), ('mrows_native', native), ('mrows_null_prefs', nul),
+				('mrows_omitted', omitted)) x"
+	sed 's/^/   /' "$OUT/rowbson_check.env"
+	cat "$OUT/rowbson_check.env" >>"$OUT/meta.env"
+	. "$OUT/rowbson_check.env"
+	[ "$typed_native" = "$typed_rows" ] && [ "$mrows_native" = "$mrows_rows" ] ||
+		log "warning: row_to_bson did not write every typed / medium_rows row with the native types (rowbson_check.env)"
+	[ "$typed_null_elements" = "$typed_null_email" ] && [ "$typed_omitted" = "$typed_null_email" ] &&
+		[ "$mrows_omitted" = "$mrows_null_prefs" ] ||
+		log "warning: NULL columns: null elements or omit_nulls not as expected (rowbson_check.env)"
+fi
+
 prewarm() {
 	local db
 	for db in "${DBS[@]}"; do
@@ -234,7 +313,8 @@ prewarm() {
 			WITH t AS (SELECT oid, reltoastrelid FROM pg_class
 			           WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
 			             AND relname IN ('small', 'medium', 'large', 'keys',
-			                             'medium_json', 'medium_ext', 'medium_ext_json')),
+			                             'medium_json', 'medium_ext', 'medium_ext_json',
+			                             'typed', 'medium_rows')),
 			     r AS (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
 			           UNION ALL SELECT indexrelid FROM pg_index
 			                     WHERE indrelid IN (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t))
@@ -267,6 +347,15 @@ if [ "$JSONX" = 1 ]; then
 		"$DB|medium_ext|bson_ext|scan_bson_ext.sql|"
 		"$DB|medium_ext_json|json_bson_ext|scan_json_bson_ext.sql|")
 fi
+# issue 5: row_to_bson(t) against row_to_json(t)::text (the target's
+# reference) and to_bson(to_jsonb(t)) (what a user has without it), on the
+# typed table and on the medium documents as rows.  Interleaved with all the
+# others.
+for t in "${R_TABLES[@]}"; do
+	VARIANTS+=("$DB|$t|row_bson|scan_row_bson.sql|"
+		"$DB|$t|row_json|scan_row_json.sql|"
+		"$DB|$t|row_jsonb_bson|scan_row_jsonb_bson.sql|")
+done
 
 # pgbench_latency DB SCRIPT XACTS [args...] -> average latency in ms
 pgbench_latency() {
@@ -370,8 +459,10 @@ if [ "$CALLGRIND" = 1 ]; then
 		"${PSQL[@]}" -d "$DB" -At -c "SELECT prosrc FROM pg_proc WHERE oid = '$1'::regprocedure
 			AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')"
 	}
+	SYM_ROW=
 	if [ "$FAKE" = 1 ]; then
 		SYM=jsonb_out SYM_EXT=jsonb_out SYM_JSON=pg_convert_to
+		[ "$ROWX" = 1 ] && SYM_ROW=pg_convert_to
 	else
 		SYM=$(c_symbol 'to_bson(jsonb)')
 		SYM_EXT= SYM_JSON=
@@ -380,9 +471,14 @@ if [ "$CALLGRIND" = 1 ]; then
 			SYM_JSON=$(c_symbol 'json_to_bson(json, boolean, boolean)')
 			[ -n "$SYM_EXT" ] && [ -n "$SYM_JSON" ] || die "cannot find the C symbols of to_bson(jsonb, boolean, boolean) and json_to_bson"
 		fi
+		if [ "$ROWX" = 1 ]; then
+			SYM_ROW=$(c_symbol 'row_to_bson(record, boolean)')
+			[ -n "$SYM_ROW" ] || die "cannot find the C symbol of row_to_bson(record, boolean)"
+		fi
 	fi
 	[ -n "$SYM" ] || die "cannot find the C symbol of to_bson"
-	phase "callgrind: instructions per document (C symbol $SYM${SYM_JSON:+, $SYM_JSON, $SYM_EXT}; $CG_ROWS rows, large $CG_ROWS_LARGE)"
+	[ -n "$SYM_ROW" ] && echo "sym_row=$SYM_ROW" >>"$OUT/meta.env"
+	phase "callgrind: instructions per document (C symbol $SYM${SYM_JSON:+, $SYM_JSON, $SYM_EXT}${SYM_ROW:+, $SYM_ROW}; $CG_ROWS rows, large $CG_ROWS_LARGE)"
 	"${CLUSTER_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null
 	CG=$CLUSTER_DIR/cg
 	mkdir -p "$CG" "$OUT/callgrind"
@@ -401,6 +497,9 @@ if [ "$CALLGRIND" = 1 ]; then
 		cg_specs+=("$DB|medium_json|json_bson" "$DB|medium_json|json_bson_nofast" "$DB|medium_json|cast_bson"
 			"$DB|medium_ext|bson" "$DB|medium_ext|bson_ext" "$DB|medium_ext_json|json_bson_ext")
 	fi
+	for t in "${R_TABLES[@]}"; do
+		for name in row_bson row_json row_jsonb_bson; do cg_specs+=("$DB|$t|$name"); done
+	done
 	for spec in "${cg_specs[@]}"; do
 		IFS='|' read -r db t name <<<"$spec"
 		rows=$CG_ROWS
@@ -417,10 +516,21 @@ if [ "$CALLGRIND" = 1 ]; then
 			toggles=(--toggle-collect=json_out --toggle-collect=jsonb_in --toggle-collect="$SYM") ;;
 		bson_ext) expr="to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_EXT") ;;
 		json_bson_ext) expr="json_to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_JSON") ;;
+		# issue 5, on rows: the whole-row value is built by the executor, outside
+		# every toggle; row_to_json(t)::text is a binary cast
+		row_bson) expr="row_to_bson(t)"; fast=on; toggles=(--toggle-collect="$SYM_ROW") ;;
+		row_json) expr="row_to_json(t)::text"; fast=on; toggles=(--toggle-collect=row_to_json) ;;
+		row_jsonb_bson) expr="to_bson(to_jsonb(t))"; fast=on
+			toggles=(--toggle-collect=to_jsonb --toggle-collect="$SYM") ;;
 		esac
 		base_name="${db}_${t}_${name}"
+		if [ -n "${R_KEY[$t]:-}" ]; then
+			query="SELECT sum(octet_length($expr)) FROM $t t WHERE t.${R_KEY[$t]} <= $rows"
+		else
+			query="SELECT sum(octet_length($expr)) FROM (SELECT doc FROM $t WHERE id <= $rows) s"
+		fi
 		printf '%s\n' "SET max_parallel_workers_per_gather = 0" "SET bson_out.ascii_fast_path = $fast" \
-			"SELECT sum(octet_length($expr)) FROM (SELECT doc FROM $t WHERE id <= $rows) s" >"$CG/$base_name.sql"
+			"$query" >"$CG/$base_name.sql"
 		"${CLUSTER_RUNAS[@]}" valgrind --tool=callgrind --callgrind-out-file="$CG/$base_name.out" "${toggles[@]}" \
 			"$PG_BINDIR/postgres" --single -D "$CLUSTER_DIR/data" -c shared_buffers=512MB -c jit=off \
 			-c max_parallel_workers_per_gather=0 "$db" <"$CG/$base_name.sql" >"$CG/$base_name.log" 2>&1 || true
@@ -432,15 +542,20 @@ if [ "$CALLGRIND" = 1 ]; then
 		total=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$CG/$base_name.out")
 		# detoasting inside the function: the fmgr wrappers' inclusive cost, or
 		# detoast_attr's where the code calls it directly
-		# and, for the cast variant, the cast's part (json_out + jsonb_in)
-		read -r detoast cast < <(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$CG/$base_name.out" 2>/dev/null | awk '
+		# and, for the cast variant, the cast's part (json_out + jsonb_in); for
+		# to_bson(to_jsonb(t)), to_jsonb's part
+		case $name in
+		row_jsonb_bson) castre=':to_jsonb ' ;;
+		*) castre=':(json_out|jsonb_in) ' ;;
+		esac
+		read -r detoast cast < <(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$CG/$base_name.out" 2>/dev/null | awk -v castre="$castre" '
 			!/^ *[0-9,]+ \( *[0-9.]+%\) / { next }
 			{ n = $1; gsub(",", "", n) }
 			/:pg_detoast_datum(_packed|_copy)? / { w += n }
 			/:detoast_attr / { a += n }
-			/:(json_out|jsonb_in) / { c += n }
+			$0 ~ castre { c += n }
 			END { print (w > 0 ? w : a + 0), c + 0 }')
-		[ "$name" = cast_bson ] || cast=
+		case $name in cast_bson | row_jsonb_bson) ;; *) cast= ;; esac
 		echo "$db,$t,$name,$rows,$total,$detoast,$cast" >>"$OUT/callgrind.csv"
 		printf '   %-13s %-15s %-16s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
 			"$(awk -v a="$total" -v n="$rows" 'BEGIN {print a / n}')" "$(awk -v a="$detoast" -v n="$rows" 'BEGIN {print a / n}')"
