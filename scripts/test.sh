@@ -9,7 +9,8 @@
 #   - runs the C unit tests of the Extended JSON value parsers,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
 #     UTF8, plus LATIN1 and SQL_ASCII databases; 10,000 Extended JSON
-#     documents encoded by pymongo's json_util and bson),
+#     documents encoded by pymongo's json_util and bson; 3,000 typed rows
+#     through row_to_bson decoded by pymongo and compared with the values),
 #   - stops and removes the cluster.
 # The last line says "tests: N passed, M failed"; the exit status is 0 only
 # when nothing failed.
@@ -92,6 +93,8 @@ crosscheck "LATIN1 database" xcheck_latin1 LATIN1 --count 3000 --alphabet latin1
 crosscheck "SQL_ASCII database" xcheck_sql_ascii SQL_ASCII --count 3000 --seed 3
 CROSSCHECK_SCRIPT=test/crosscheck_extjson.py CROSSCHECK_TAG=crosscheck-extjson \
 	crosscheck "Extended JSON, UTF8 database" xcheck_extjson UTF8 --count 10000
+CROSSCHECK_SCRIPT=test/crosscheck_rows.py CROSSCHECK_TAG=crosscheck-rows \
+	crosscheck "typed rows, UTF8 database" xcheck_rows UTF8 --count 3000
 
 cluster_stop
 echo

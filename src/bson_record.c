@@ -286,7 +286,6 @@ path_text(const ValuePath *path)
 static int64
 timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 {
-	int64		us;
 	int64		ms;
 
 	if (TIMESTAMP_NOT_FINITE(ts))
@@ -295,10 +294,15 @@ timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 				 errmsg("cannot convert infinite %s in \"%s\" to a BSON datetime",
 						what, path_text(path)),
 				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
-	us = ts + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-	ms = us / 1000;
-	if (us % 1000 < 0)
+	/*
+	 * Floor to milliseconds first, then move the epoch from 2000 to 1970:
+	 * adding the 30 years in microseconds first would overflow int64 for the
+	 * last 29 millennia of PostgreSQL's range.
+	 */
+	ms = ts / 1000;
+	if (ts % 1000 < 0)
 		ms--;
+	ms += (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * 86400000;
 	return ms;
 }
 
