@@ -627,7 +627,7 @@ object_starts_with_dollar(JsonText *t)
  * The value at t->p, its element header written already; its BSON type goes
  * to *type_at.
  */
-static void
+static pg_attribute_always_inline void
 write_value(JsonText *t, char *type_at)
 {
 	BsonWriter *w = t->w;

@@ -57,7 +57,7 @@ typedef struct Child
 	uint32		end;
 } Child;
 
-static void
+static pg_attribute_always_inline void
 cursor_init(ChildCursor *c, const JsonbContainer *jc)
 {
 	c->jc = jc;
@@ -69,7 +69,7 @@ cursor_init(ChildCursor *c, const JsonbContainer *jc)
 	c->val_off = c->object ? getJsonbOffset(jc, c->count) : 0;
 }
 
-static bool
+static pg_attribute_always_inline bool
 cursor_next(ChildCursor *c, Child *child)
 {
 	if (c->i >= c->count)

@@ -48,8 +48,8 @@
 
 /* Value of an ASCII hex digit, or -1 */
 
-int
-extjson_hex_value(char c)
+static inline int
+hex_value(char c)
 {
 	/* a table: ObjectIds are 24 hex digits, and there is one in most documents */
 	static const int8_t values[256] = {
@@ -63,6 +63,16 @@ extjson_hex_value(char c)
 	return values[(unsigned char) c] - 1;
 }
 
+/*
+ * Exported for the JSON reader's \u escapes; within this file the inline
+ * version is used, since with -fPIC an exported function is not inlined.
+ */
+int
+extjson_hex_value(char c)
+{
+	return hex_value(c);
+}
+
 /* isdigit() depends on the locale and takes int; this is ASCII only */
 static inline bool
 is_digit(char c)
@@ -74,8 +84,8 @@ is_digit(char c)
 static inline bool
 hex_byte(const char *s, uint8_t *out)
 {
-	int			hi = extjson_hex_value(s[0]);
-	int			lo = extjson_hex_value(s[1]);
+	int			hi = hex_value(s[0]);
+	int			lo = hex_value(s[1]);
 
 	if (hi < 0 || lo < 0)
 		return false;
@@ -133,7 +143,7 @@ extjson_parse_hex_subtype(const char *s, size_t len, uint8_t *out)
 		return false;
 	for (size_t i = 0; i < len; i++)
 	{
-		int			d = extjson_hex_value(s[i]);
+		int			d = hex_value(s[i]);
 
 		if (d < 0)
 			return false;
