@@ -18,7 +18,6 @@ OBJS = \
 # The current install script, every earlier one (so that an old version can
 # still be installed and updated) and the upgrade scripts between them.
 DATA = $(wildcard $(EXTENSION)--*.sql)
-HEADERS = src/bson_compat.h
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).

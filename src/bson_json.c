@@ -42,7 +42,7 @@ typedef struct JsonText
 
 static void append_object_members(JsonText *t, const char *nested_at);
 static void append_element(JsonText *t, const char *key, int keylen, uint32 index);
-static void skip_value(JsonText *t, int depth);
+static void skip_value(JsonText *t);
 
 /* Error paths: where in the text, for the messages */
 static void pg_attribute_noreturn()
@@ -433,7 +433,7 @@ load_value(JsonText *t, int depth)
 			ev->source = t->p;
 			if (depth <= 0)
 			{
-				skip_value(t, 0);
+				skip_value(t);
 				break;
 			}
 			t->p++;
@@ -480,7 +480,7 @@ load_value(JsonText *t, int depth)
 		case '[':
 			ev->kind = EJ_ARRAY;
 			ev->source = t->p;
-			skip_value(t, 0);
+			skip_value(t);
 			break;
 		case 't':
 			if (!match_literal(t, "true", 4))
@@ -511,7 +511,7 @@ load_value(JsonText *t, int depth)
 
 /* Skip one value at t->p, checking its grammar. */
 static void
-skip_value(JsonText *t, int depth)
+skip_value(JsonText *t)
 {
 	skip_ws(t);
 	if (t->p >= t->end)
@@ -551,7 +551,7 @@ skip_value(JsonText *t, int depth)
 						(void) read_string(t, &len);
 						expect(t, ':', "Expected \":\"");
 					}
-					skip_value(t, depth + 1);
+					skip_value(t);
 					skip_ws(t);
 					if (t->p < t->end && *t->p == ',')
 					{
