@@ -356,6 +356,71 @@ write_regex(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
 }
 
 bool
+bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
+								  const char *key, int keylen,
+								  const char *str, int len)
+{
+	switch (wrapper_kind(key, keylen))
+	{
+		case W_OID:
+			{
+				uint8_t		oid[12];
+
+				if (!extjson_parse_oid(str, (size_t) len, oid))
+					return false;
+				*type_at = BSON_TYPE_OBJECTID;
+				bson_reserve(w, 12);
+				memcpy(w->pos, oid, 12);
+				w->pos += 12;
+				return true;
+			}
+		case W_DATE:
+			{
+				int64_t		ms;
+
+				if (!extjson_parse_iso8601(str, (size_t) len, &ms))
+					return false;
+				*type_at = BSON_TYPE_DATETIME;
+				bson_put_int64(w, ms);
+				return true;
+			}
+		case W_NUMBER_INT:
+			{
+				int32_t		i;
+
+				if (!extjson_parse_int32(str, (size_t) len, &i))
+					return false;
+				*type_at = BSON_TYPE_INT32;
+				bson_put_int32(w, i);
+				return true;
+			}
+		case W_NUMBER_LONG:
+			{
+				int64_t		i;
+
+				if (!extjson_parse_int64(str, (size_t) len, &i))
+					return false;
+				*type_at = BSON_TYPE_INT64;
+				bson_put_int64(w, i);
+				return true;
+			}
+		case W_NUMBER_DOUBLE:
+			{
+				double		d;
+
+				if (!extjson_parse_double(str, (size_t) len, &d))
+					return false;
+				*type_at = BSON_TYPE_DOUBLE;
+				bson_put_double(w, d);
+				return true;
+			}
+		default:
+			/* the rest are rare here, or not one string: the general path */
+			return false;
+	}
+}
+
+bool
 bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 {
 	BsonWriter *w = in->w;

@@ -115,6 +115,19 @@ extern bool bson_extjson_is_wrapper_key(const char *key, int keylen,
 										bool value_is_string);
 
 /*
+ * The common wrappers of one key and a string ({"$oid": "..."}, {"$date":
+ * "<ISO>"}, {"$numberInt"/"$numberLong"/"$numberDouble": "..."}), written
+ * straight from the input walker's key and string without loading the
+ * object: returns false, having written nothing, for any other key or a
+ * string that does not parse; the caller then takes bson_extjson_write's
+ * general path, which writes the value or raises the error with its path.
+ * The caller has reserved room for a scalar after the element header.
+ */
+extern bool bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
+											  const char *key, int keylen,
+											  const char *str, int len);
+
+/*
  * If obj (a loaded object) is a wrapper, store its BSON type at *type_at,
  * write its value and return true; return false for a plain document.
  * Raises 22P02, naming the wrapper and the path, for a malformed wrapper.

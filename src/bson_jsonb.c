@@ -295,6 +295,27 @@ write_value(BsonWriter *w, char *type_at, JEntry je, const char *data,
 				Size		open;
 
 				if (unlikely(ej != NULL) && JsonContainerIsObject(child) &&
+					JsonContainerSize(child) == 1 &&
+					JBE_ISSTRING(child->children[1]))
+				{
+					/*
+					 * {"$oid": "..."} and its kind, the most common wrappers:
+					 * straight from the key and string, one lookup, nothing
+					 * loaded.  One pair: the key, then the string.
+					 */
+					const char *kv = container_data(child, 2);
+					uint32		keylen = 0;
+					uint32		end;
+
+					JBE_ADVANCE_OFFSET(keylen, child->children[0]);
+					end = keylen;
+					JBE_ADVANCE_OFFSET(end, child->children[1]);
+					if (keylen > 1 && kv[0] == '$' &&
+						bson_extjson_write_string_wrapper(w, type_at, kv, (int) keylen,
+														  kv + keylen, (int) (end - keylen)))
+						break;
+				}
+				if (unlikely(ej != NULL) && JsonContainerIsObject(child) &&
 					has_wrapper_key(child))
 				{
 					int			values_mark = ej->arena.nvalues;
