@@ -1,7 +1,7 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 0.3.0
+EXTVERSION = 0.4.0
 
 MODULE_big = bson_out
 OBJS = \
@@ -11,7 +11,11 @@ OBJS = \
 	src/bson_json.o \
 	src/bson_jsonb.o \
 	src/bson_numeric.o \
+	src/bson_read.o \
+	src/bson_reader.o \
 	src/bson_record.o \
+	src/bson_to_json.o \
+	src/bson_to_jsonb.o \
 	src/bson_writer.o \
 	src/extjson_values.o
 
@@ -21,7 +25,7 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).
-REGRESS = types numbers doubles strings structure errors fast_path json_text extjson rows upgrade
+REGRESS = types numbers doubles strings structure errors fast_path json_text extjson rows decode decode_invalid upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

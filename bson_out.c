@@ -2,13 +2,17 @@
  * bson_out.c
  *		SQL-callable functions of the bson_out extension.
  *
- * Each function here only unpacks its arguments, runs an input walker
- * (src/bson_jsonb.c, ...) into the shared writer (src/bson_writer.h) and
- * returns the writer's buffer as the bytea result.
+ * Each writing function here only unpacks its arguments, runs an input
+ * walker (src/bson_jsonb.c, ...) into the shared writer (src/bson_writer.h)
+ * and returns the writer's buffer as the bytea result.  The reading
+ * functions (from_bson, bson_to_json, bson_is_valid, bson_documents) hand
+ * the bytes to the decoder (src/bson_reader.h), which validates all of a
+ * document before anything is returned.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
 
@@ -16,6 +20,9 @@
 #include "src/bson_json.h"
 #include "src/bson_record.h"
 #include "src/bson_jsonb.h"
+#include "src/bson_read.h"
+#include "src/bson_to_json.h"
+#include "src/bson_to_jsonb.h"
 #include "src/bson_writer.h"
 
 PG_MODULE_MAGIC;
@@ -146,4 +153,108 @@ row_to_bson(PG_FUNCTION_ARGS)
 	bson_append_record_fields(&w, cache, row, omit_nulls);
 	bson_close(&w, doc);
 	PG_RETURN_BYTEA_P(bson_writer_finish(&w));
+}
+
+/*
+ * from_bson(bson bytea) returns jsonb: the BSON document as a jsonb object,
+ * JSON's types as themselves and the others as Extended JSON v2 wrappers.
+ */
+PG_FUNCTION_INFO_V1(from_bson);
+Datum
+from_bson(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_JSONB_P(bson_document_to_jsonb((const uint8 *) VARDATA_ANY(b),
+											 VARSIZE_ANY_EXHDR(b)));
+}
+
+/*
+ * bson_to_json(bson bytea, canonical boolean) returns json: the BSON
+ * document as Extended JSON v2 text, relaxed or canonical, in key order.
+ */
+PG_FUNCTION_INFO_V1(bson_to_json);
+Datum
+bson_to_json(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_TEXT_P(bson_document_to_json((const uint8 *) VARDATA_ANY(b),
+										   VARSIZE_ANY_EXHDR(b),
+										   PG_GETARG_BOOL(1)));
+}
+
+/*
+ * bson_is_valid(bson bytea) returns boolean: is it exactly one valid BSON
+ * document?  Never raises for bad bytes.
+ */
+PG_FUNCTION_INFO_V1(bson_is_valid);
+Datum
+bson_is_valid(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_BOOL(bson_read_is_valid((const uint8 *) VARDATA_ANY(b),
+									  VARSIZE_ANY_EXHDR(b)));
+}
+
+/* Where bson_documents is in its stream, across calls */
+typedef struct DocumentStream
+{
+	const uint8 *data;			/* the stream, detoasted once */
+	size_t		len;
+	size_t		offset;			/* the next document's first byte */
+} DocumentStream;
+
+/*
+ * bson_documents(stream bytea) returns setof bytea: the documents of a
+ * stream of concatenated BSON documents (a .bson file as mongodump writes
+ * it), one per call, each validated before it is returned.
+ */
+PG_FUNCTION_INFO_V1(bson_documents);
+Datum
+bson_documents(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	DocumentStream *st;
+	BsonReadError err;
+	size_t		doclen;
+	bytea	   *result;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		bytea	   *stream;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		/* detoasted (if it is toasted) into memory that lasts all calls */
+		stream = PG_GETARG_BYTEA_PP(0);
+		st = palloc(sizeof(DocumentStream));
+		st->data = (const uint8 *) VARDATA_ANY(stream);
+		st->len = VARSIZE_ANY_EXHDR(stream);
+		st->offset = 0;
+		funcctx->user_fctx = st;
+		MemoryContextSwitchTo(old);
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	st = (DocumentStream *) funcctx->user_fctx;
+	if (st->offset >= st->len)
+		SRF_RETURN_DONE(funcctx);
+
+	doclen = bson_document_length(st->data + st->offset, st->len - st->offset, &err);
+	if (doclen == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("truncated or invalid BSON document at byte offset %zu of the stream",
+						st->offset),
+				 errdetail("At byte offset %zu: %s; %zu complete documents came before it.",
+						   st->offset + err.offset, err.message, (size_t) funcctx->call_cntr)));
+	bson_read_validate(st->data + st->offset, doclen, st->offset);
+
+	result = palloc(VARHDRSZ + doclen);
+	SET_VARSIZE(result, VARHDRSZ + doclen);
+	memcpy(VARDATA(result), st->data + st->offset, doclen);
+	st->offset += doclen;
+	SRF_RETURN_NEXT(funcctx, PointerGetDatum(result));
 }

@@ -28,13 +28,16 @@ usage: bench/run.sh [options]
                      medium_json, medium_ext, medium_ext_json and their variants)
   --no-row           skip the row_to_bson part (issue 5: tables typed and
                      medium_rows and their variants)
+  --no-decode        skip the BSON-to-JSON part (issue 6: tables medium_bson,
+                     medium_text and medium_stream, and the from_bson, bson_to_json,
+                     bson_is_valid and bson_documents variants)
   --publish          write BENCHMARKS.md and bench/benchmarks.png (default for full runs)
   --no-publish       do not (default for --quick)
   --out DIR          results directory (default bench/results/<UTC time>[-quick])
 EOF
 }
 
-QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 JSONX=1 ROWX=1 PUBLISH= OUT=
+QUICK=0 REPS= REP_SECS= CALL_SECS= LATIN1=1 JSBSON=1 MEMORY=1 CALLGRIND=1 JSONX=1 ROWX=1 DECODEX=1 PUBLISH= OUT=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--no-callgrind) CALLGRIND=0 ;;
 	--no-json) JSONX=0 ;;
 	--no-row) ROWX=0 ;;
+	--no-decode) DECODEX=0 ;;
 	--publish) PUBLISH=1 ;;
 	--no-publish) PUBLISH=0 ;;
 	--out) OUT=$2; shift ;;
@@ -59,10 +63,10 @@ done
 
 if [ "$QUICK" = 1 ]; then
 	SCALE=0.1; : "${REPS:=3}" "${REP_SECS:=0.3}" "${CALL_SECS:=2}" "${PUBLISH:=0}"
-	CG_ROWS=2000; CG_ROWS_LARGE=100; MODE=quick
+	CG_ROWS=2000; CG_ROWS_LARGE=100; STREAM_DOCS=2000; MODE=quick
 else
 	SCALE=1; : "${REPS:=9}" "${REP_SECS:=1.0}" "${CALL_SECS:=5}" "${PUBLISH:=1}"
-	CG_ROWS=10000; CG_ROWS_LARGE=500; MODE=full
+	CG_ROWS=10000; CG_ROWS_LARGE=500; STREAM_DOCS=20000; MODE=full
 fi
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 : "${OUT:=$BENCH_DIR/results/$STAMP$([ "$QUICK" = 1 ] && echo -quick)}"
@@ -87,6 +91,14 @@ X_TABLES=()
 R_TABLES=()
 [ "$ROWX" = 1 ] && R_TABLES=(typed medium_rows)
 declare -A R_KEY=([typed]=id [medium_rows]=_id)
+# issue 6 (UTF8 database only): BSON back to JSON.  medium_bson (id, b bytea) =
+# to_bson(doc) of medium, medium_text (id, t text) = doc::text of medium (so
+# that parsing the text form can be timed alone), medium_stream = one row
+# holding the first STREAM_DOCS of medium_bson's documents concatenated (a
+# .bson file as mongodump writes it) for bson_documents.  Made in SQL here,
+# after gen_data.py, since medium_bson needs the extension.
+D_TABLES=()
+[ "$DECODEX" = 1 ] && D_TABLES=(medium_bson medium_text medium_stream)
 DB=bench
 DB_L1=bench_latin1
 
@@ -160,7 +172,15 @@ for db in "${DBS[@]}"; do
 			-c "CREATE FUNCTION json_to_bson(doc json, e boolean DEFAULT false, l boolean DEFAULT false)
 			RETURNS bytea LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(doc::text, 'UTF8') \$\$" \
 			-c "CREATE FUNCTION row_to_bson(rec anyelement, omit_nulls boolean DEFAULT false)
-			RETURNS bytea LANGUAGE sql STABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(row_to_json(rec)::text, 'UTF8') \$\$"
+			RETURNS bytea LANGUAGE sql STABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(row_to_json(rec)::text, 'UTF8') \$\$" \
+			-c "CREATE FUNCTION from_bson(b bytea) RETURNS jsonb
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_from(b, 'UTF8')::jsonb \$\$" \
+			-c "CREATE FUNCTION bson_to_json(b bytea, canonical boolean DEFAULT false) RETURNS json
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_from(b, 'UTF8')::json \$\$" \
+			-c "CREATE FUNCTION bson_is_valid(b bytea) RETURNS boolean
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_from(b, 'UTF8') IS NOT NULL \$\$" \
+			-c "CREATE FUNCTION bson_documents(stream bytea) RETURNS SETOF bytea
+			LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS \$\$ SELECT convert_to(convert_from(stream, 'UTF8'), 'UTF8') \$\$"
 	else
 		"${PSQL[@]}" -d "$db" -c "CREATE EXTENSION bson_out"
 	fi
@@ -181,6 +201,23 @@ if [ ${#X_TABLES[@]} -gt 0 ]; then
 fi
 if [ ${#R_TABLES[@]} -gt 0 ]; then
 	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE" --tables "$(IFS=,; echo "${R_TABLES[*]}")"
+fi
+# issue 6: the medium documents as BSON and as stored text, row for row, and
+# the stream; the stream column is stored uncompressed (STORAGE EXTERNAL), so
+# that reading it is a copy of its TOAST chunks, not a pglz decompression
+if [ ${#D_TABLES[@]} -gt 0 ]; then
+	t0=$(date +%s.%N)
+	"${PSQL[@]}" -d "$DB" \
+		-c "CREATE TABLE medium_bson (id int PRIMARY KEY, b bytea NOT NULL)" \
+		-c "INSERT INTO medium_bson SELECT id, to_bson(doc) FROM medium ORDER BY id" \
+		-c "CREATE TABLE medium_text (id int PRIMARY KEY, t text NOT NULL)" \
+		-c "INSERT INTO medium_text SELECT id, doc::text FROM medium ORDER BY id" \
+		-c "CREATE TABLE medium_stream (docs int NOT NULL, s bytea NOT NULL)" \
+		-c "ALTER TABLE medium_stream ALTER COLUMN s SET STORAGE EXTERNAL" \
+		-c "INSERT INTO medium_stream SELECT count(*), string_agg(b, ''::bytea ORDER BY id)
+			FROM (SELECT id, b FROM medium_bson ORDER BY id LIMIT $STREAM_DOCS) s"
+	printf '   %s.medium_bson, medium_text, medium_stream (%s documents): %.1f s\n' "$DB" "$STREAM_DOCS" \
+		"$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')"
 fi
 echo "db,table,rows,heap_bytes,toast_bytes,avg_text_bytes,avg_stored_bytes,avg_bson_bytes,total_bson_bytes,compressed_docs" >"$OUT/tables.csv"
 for db in "${DBS[@]}"; do
@@ -223,6 +260,24 @@ for t in "${R_TABLES[@]}"; do
 		round(avg(octet_length(row_to_bson(t))), 1), sum(octet_length(row_to_bson(t))),
 		count(*) FILTER (WHERE $comp)
 		FROM $t t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
+done
+# issue 6 tables: medium_bson's text = bson_to_json(b) (the JSON it decodes
+# to), stored = the bytea as stored, BSON = the bytea; medium_text's text = t,
+# no BSON; medium_stream: rows = the documents in its one stream, stored = the
+# stream as stored (TOAST, uncompressed), BSON = the stream's length
+for t in "${D_TABLES[@]}"; do
+	case $t in
+	medium_bson) rows="count(*)" txt="round(avg(octet_length(bson_to_json(b)::text)), 1)"
+		stored="round(avg(pg_column_size(b)), 1)" bs="round(avg(octet_length(b)), 1), sum(octet_length(b))" col=b ;;
+	medium_text) rows="count(*)" txt="round(avg(octet_length(t)), 1)"
+		stored="round(avg(pg_column_size(t)), 1)" bs="'', ''" col=t ;;
+	medium_stream) rows="sum(docs)" txt="''"
+		stored="sum(pg_column_size(s))" bs="sum(octet_length(s)), sum(octet_length(s))" col=s ;;
+	esac
+	"${PSQL[@]}" -d "$DB" -At -F, -c "SELECT '$DB', '$t', $rows, pg_relation_size('$t'),
+		coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0), $txt, $stored, $bs,
+		count(*) FILTER (WHERE pg_column_compression($col) IS NOT NULL)
+		FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 done
 column -s, -t "$OUT/tables.csv" | sed 's/^/   /'
 
@@ -306,6 +361,35 @@ if [ "$ROWX" = 1 ] && [ "$FAKE" != 1 ]; then
 		log "warning: NULL columns: null elements or omit_nulls not as expected (rowbson_check.env)"
 fi
 
+# issue 6: check that the decoders take every document the benchmark times:
+# bson_is_valid accepts them all, bson_documents splits the stream into
+# exactly its documents and bytes; and, for information, how many documents
+# come back equal to the jsonb they were encoded from (from_bson, and
+# bson_to_json's text parsed as jsonb: numbers that went through a double may
+# differ in their digits)
+if [ "$DECODEX" = 1 ] && [ "$FAKE" != 1 ]; then
+	"${PSQL[@]}" -d "$DB" -At -F= >"$OUT/decode_check.env" \
+		-c "SELECT x.* FROM (SELECT count(*) n,
+			count(*) FILTER (WHERE bson_is_valid(b.b)) valid,
+			count(*) FILTER (WHERE from_bson(b.b) = m.doc) jsonb_same,
+			count(*) FILTER (WHERE bson_to_json(b.b)::jsonb = m.doc) json_same
+			FROM medium_bson b JOIN medium m USING (id)) s,
+			LATERAL (VALUES ('dec_rows', n), ('dec_valid', valid), ('dec_jsonb_same', jsonb_same),
+				('dec_json_same', json_same)) x" \
+		-c "SELECT 'stream_docs', docs FROM medium_stream" \
+		-c "SELECT 'stream_bytes', octet_length(s) FROM medium_stream" \
+		-c "SELECT x.* FROM (SELECT count(*) n, sum(octet_length(d)) bytes
+			FROM bson_documents((SELECT s FROM medium_stream)) d) s,
+			LATERAL (VALUES ('stream_rows', n), ('stream_rows_bytes', bytes)) x"
+	sed 's/^/   /' "$OUT/decode_check.env"
+	cat "$OUT/decode_check.env" >>"$OUT/meta.env"
+	. "$OUT/decode_check.env"
+	[ "$dec_valid" = "$dec_rows" ] ||
+		log "warning: bson_is_valid rejected some of medium_bson's documents (decode_check.env)"
+	[ "$stream_rows" = "$stream_docs" ] && [ "$stream_rows_bytes" = "$stream_bytes" ] ||
+		log "warning: bson_documents did not split medium_stream into its $stream_docs documents (decode_check.env)"
+fi
+
 prewarm() {
 	local db
 	for db in "${DBS[@]}"; do
@@ -314,7 +398,8 @@ prewarm() {
 			           WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
 			             AND relname IN ('small', 'medium', 'large', 'keys',
 			                             'medium_json', 'medium_ext', 'medium_ext_json',
-			                             'typed', 'medium_rows')),
+			                             'typed', 'medium_rows',
+			                             'medium_bson', 'medium_text', 'medium_stream')),
 			     r AS (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
 			           UNION ALL SELECT indexrelid FROM pg_index
 			                     WHERE indrelid IN (SELECT oid FROM t UNION ALL SELECT reltoastrelid FROM t))
@@ -356,6 +441,20 @@ for t in "${R_TABLES[@]}"; do
 		"$DB|$t|row_json|scan_row_json.sql|"
 		"$DB|$t|row_jsonb_bson|scan_row_jsonb_bson.sql|")
 done
+# issue 6: from_bson against doc::text::jsonb (the issue's reference: jsonb
+# printed and parsed back) and t::jsonb (parsing the stored text alone);
+# bson_to_json, relaxed and canonical, against doc::text (medium's text
+# variant above); bson_is_valid and bson_documents (per document).
+# Interleaved with all the others.
+if [ "$DECODEX" = 1 ]; then
+	VARIANTS+=("$DB|medium_bson|from_bson|scan_from_bson.sql|"
+		"$DB|medium|text_jsonb|scan_text_jsonb.sql|"
+		"$DB|medium_text|jsonb_in|scan_jsonb_in.sql|"
+		"$DB|medium_bson|bson_to_json|scan_bson_to_json.sql|"
+		"$DB|medium_bson|bson_to_json_canonical|scan_bson_to_json_canonical.sql|"
+		"$DB|medium_bson|is_valid|scan_bson_is_valid.sql|"
+		"$DB|medium_stream|documents|scan_bson_documents.sql|")
+fi
 
 # pgbench_latency DB SCRIPT XACTS [args...] -> average latency in ms
 pgbench_latency() {
@@ -388,7 +487,7 @@ for v in "${VARIANTS[@]}"; do
 	# shellcheck disable=SC2086
 	lat=$(pgbench_latency "$db" "$script" 1 -D table="$t" $extra)
 	XACTS[$v]=$(awk -v l="$lat" -v s="$REP_SECS" 'BEGIN {n = int(s * 1000 / l + 0.5); print (n < 1 ? 1 : n)}')
-	printf '   %-13s %-15s %-16s %9.2f ms  -> %d per repetition\n' "$db" "$t" "$name" "$lat" "${XACTS[$v]}"
+	printf '   %-13s %-15s %-22s %9.2f ms  -> %d per repetition\n' "$db" "$t" "$name" "$lat" "${XACTS[$v]}"
 done
 
 phase "scans: $REPS interleaved rounds"
@@ -459,10 +558,11 @@ if [ "$CALLGRIND" = 1 ]; then
 		"${PSQL[@]}" -d "$DB" -At -c "SELECT prosrc FROM pg_proc WHERE oid = '$1'::regprocedure
 			AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')"
 	}
-	SYM_ROW=
+	SYM_ROW= SYM_FROM= SYM_TOJSON= SYM_VALID= SYM_DOCS=
 	if [ "$FAKE" = 1 ]; then
 		SYM=jsonb_out SYM_EXT=jsonb_out SYM_JSON=pg_convert_to
 		[ "$ROWX" = 1 ] && SYM_ROW=pg_convert_to
+		[ "$DECODEX" = 1 ] && SYM_FROM=jsonb_in SYM_TOJSON=json_in SYM_VALID=pg_convert_from SYM_DOCS=pg_convert_to
 	else
 		SYM=$(c_symbol 'to_bson(jsonb)')
 		SYM_EXT= SYM_JSON=
@@ -475,10 +575,19 @@ if [ "$CALLGRIND" = 1 ]; then
 			SYM_ROW=$(c_symbol 'row_to_bson(record, boolean)')
 			[ -n "$SYM_ROW" ] || die "cannot find the C symbol of row_to_bson(record, boolean)"
 		fi
+		if [ "$DECODEX" = 1 ]; then
+			SYM_FROM=$(c_symbol 'from_bson(bytea)')
+			SYM_TOJSON=$(c_symbol 'bson_to_json(bytea, boolean)')
+			SYM_VALID=$(c_symbol 'bson_is_valid(bytea)')
+			SYM_DOCS=$(c_symbol 'bson_documents(bytea)')
+			[ -n "$SYM_FROM" ] && [ -n "$SYM_TOJSON" ] && [ -n "$SYM_VALID" ] && [ -n "$SYM_DOCS" ] ||
+				die "cannot find the C symbols of from_bson, bson_to_json, bson_is_valid and bson_documents"
+		fi
 	fi
 	[ -n "$SYM" ] || die "cannot find the C symbol of to_bson"
 	[ -n "$SYM_ROW" ] && echo "sym_row=$SYM_ROW" >>"$OUT/meta.env"
-	phase "callgrind: instructions per document (C symbol $SYM${SYM_JSON:+, $SYM_JSON, $SYM_EXT}${SYM_ROW:+, $SYM_ROW}; $CG_ROWS rows, large $CG_ROWS_LARGE)"
+	[ -n "$SYM_FROM" ] && echo "sym_decode=$SYM_FROM $SYM_TOJSON $SYM_VALID $SYM_DOCS" >>"$OUT/meta.env"
+	phase "callgrind: instructions per document (C symbol $SYM${SYM_JSON:+, $SYM_JSON, $SYM_EXT}${SYM_ROW:+, $SYM_ROW}${SYM_FROM:+, $SYM_FROM, $SYM_TOJSON, $SYM_VALID, $SYM_DOCS}; $CG_ROWS rows, large $CG_ROWS_LARGE${SYM_DOCS:+, stream $STREAM_DOCS})"
 	"${CLUSTER_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null
 	CG=$CLUSTER_DIR/cg
 	mkdir -p "$CG" "$OUT/callgrind"
@@ -500,10 +609,17 @@ if [ "$CALLGRIND" = 1 ]; then
 	for t in "${R_TABLES[@]}"; do
 		for name in row_bson row_json row_jsonb_bson; do cg_specs+=("$DB|$t|$name"); done
 	done
+	# issue 6; doc::text on medium is the text spec above
+	if [ "$DECODEX" = 1 ]; then
+		cg_specs+=("$DB|medium_bson|from_bson" "$DB|medium|text_jsonb" "$DB|medium_text|jsonb_in"
+			"$DB|medium_bson|bson_to_json" "$DB|medium_bson|bson_to_json_canonical"
+			"$DB|medium_bson|is_valid" "$DB|medium_stream|documents")
+	fi
 	for spec in "${cg_specs[@]}"; do
 		IFS='|' read -r db t name <<<"$spec"
 		rows=$CG_ROWS
 		[ "$t" = large ] && rows=$CG_ROWS_LARGE
+		query=
 		case $name in
 		bson) expr="to_bson(doc)"; fast=on; toggles=(--toggle-collect="$SYM") ;;
 		bson_nofast) expr="to_bson(doc)"; fast=off; toggles=(--toggle-collect="$SYM") ;;
@@ -522,9 +638,30 @@ if [ "$CALLGRIND" = 1 ]; then
 		row_json) expr="row_to_json(t)::text"; fast=on; toggles=(--toggle-collect=row_to_json) ;;
 		row_jsonb_bson) expr="to_bson(to_jsonb(t))"; fast=on
 			toggles=(--toggle-collect=to_jsonb --toggle-collect="$SYM") ;;
+		# issue 6, consumed as in the scans: pg_column_size of the jsonb and
+		# octet_length of the text read only the length word.  Both casts of
+		# doc::text::jsonb are CoerceViaIO (jsonb_out, textin; textout, jsonb_in)
+		from_bson) fast=on; toggles=(--toggle-collect="$SYM_FROM")
+			query="SELECT sum(pg_column_size(from_bson(b))) FROM medium_bson WHERE id <= $rows" ;;
+		text_jsonb) fast=on
+			toggles=(--toggle-collect=jsonb_out --toggle-collect=textin --toggle-collect=textout --toggle-collect=jsonb_in)
+			query="SELECT sum(pg_column_size(doc::text::jsonb)) FROM medium WHERE id <= $rows" ;;
+		jsonb_in) fast=on; toggles=(--toggle-collect=textout --toggle-collect=jsonb_in)
+			query="SELECT sum(pg_column_size(t::jsonb)) FROM medium_text WHERE id <= $rows" ;;
+		bson_to_json) fast=on; toggles=(--toggle-collect="$SYM_TOJSON")
+			query="SELECT sum(octet_length(bson_to_json(b)::text)) FROM medium_bson WHERE id <= $rows" ;;
+		bson_to_json_canonical) fast=on; toggles=(--toggle-collect="$SYM_TOJSON")
+			query="SELECT sum(octet_length(bson_to_json(b, true)::text)) FROM medium_bson WHERE id <= $rows" ;;
+		is_valid) fast=on; toggles=(--toggle-collect="$SYM_VALID")
+			query="SELECT count(*) FILTER (WHERE bson_is_valid(b)) FROM medium_bson WHERE id <= $rows" ;;
+		# one call per document (value per call), the first detoasts the stream
+		documents) fast=on; toggles=(--toggle-collect="$SYM_DOCS"); rows=$STREAM_DOCS
+			query="SELECT sum(octet_length(d)) FROM bson_documents((SELECT s FROM medium_stream)) d" ;;
 		esac
 		base_name="${db}_${t}_${name}"
-		if [ -n "${R_KEY[$t]:-}" ]; then
+		if [ -n "$query" ]; then
+			:
+		elif [ -n "${R_KEY[$t]:-}" ]; then
 			query="SELECT sum(octet_length($expr)) FROM $t t WHERE t.${R_KEY[$t]} <= $rows"
 		else
 			query="SELECT sum(octet_length($expr)) FROM (SELECT doc FROM $t WHERE id <= $rows) s"
@@ -543,9 +680,11 @@ if [ "$CALLGRIND" = 1 ]; then
 		# detoasting inside the function: the fmgr wrappers' inclusive cost, or
 		# detoast_attr's where the code calls it directly
 		# and, for the cast variant, the cast's part (json_out + jsonb_in); for
-		# to_bson(to_jsonb(t)), to_jsonb's part
+		# to_bson(to_jsonb(t)), to_jsonb's part; for doc::text::jsonb, the text
+		# output's part (jsonb_out + textin)
 		case $name in
 		row_jsonb_bson) castre=':to_jsonb ' ;;
+		text_jsonb) castre=':(jsonb_out|textin) ' ;;
 		*) castre=':(json_out|jsonb_in) ' ;;
 		esac
 		read -r detoast cast < <(callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$CG/$base_name.out" 2>/dev/null | awk -v castre="$castre" '
@@ -555,9 +694,9 @@ if [ "$CALLGRIND" = 1 ]; then
 			/:detoast_attr / { a += n }
 			$0 ~ castre { c += n }
 			END { print (w > 0 ? w : a + 0), c + 0 }')
-		case $name in cast_bson | row_jsonb_bson) ;; *) cast= ;; esac
+		case $name in cast_bson | row_jsonb_bson | text_jsonb) ;; *) cast= ;; esac
 		echo "$db,$t,$name,$rows,$total,$detoast,$cast" >>"$OUT/callgrind.csv"
-		printf '   %-13s %-15s %-16s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
+		printf '   %-13s %-15s %-22s %12.0f instructions/doc (detoast %.0f)\n' "$db" "$t" "$name" \
 			"$(awk -v a="$total" -v n="$rows" 'BEGIN {print a / n}')" "$(awk -v a="$detoast" -v n="$rows" 'BEGIN {print a / n}')"
 		# the profile (self cost per function) for whoever optimises next
 		callgrind_annotate --threshold=99 --auto=no "$CG/$base_name.out" 2>/dev/null |

@@ -56,3 +56,17 @@ SELECT json_to_bson(E'{"k": "\xfc"}') = to_bson(E'{"k": "\xfc"}'::jsonb) AS same
 
 -- row_to_bson: text columns are converted the same way
 SELECT encode(row_to_bson(ROW(E'caf\xe9'::text, E'\xfc'::char(2), E'n\xe4me'::name)), 'hex');
+
+-- reading back (from_bson, bson_to_json): UTF-8 strings and keys come out in
+-- LATIN1; a character LATIN1 cannot hold is 22P05 naming where it is
+SELECT from_bson(to_bson(jsonb_build_object(E'caf\xe9', E'cr\xe8me br\xfbl\xe9e'))) =
+       jsonb_build_object(E'caf\xe9', E'cr\xe8me br\xfbl\xe9e') AS round_trip;
+SELECT bson_to_json(to_bson(jsonb_build_object(E'caf\xe9', E'cr\xe8me\n')))::text =
+       E'{"caf\xe9": "cr\xe8me\\n"}' AS json_text_ok;
+SELECT convert_to(bson_to_json(json_to_bson(E'{"k": "\\u00e9\\u0000x"}'))::text, 'UTF8');
+-- "a": {"b": ["x", "€"]} and {"€": 1}, built in UTF-8 bytes
+SELECT from_bson('\x29000000036100210000000462001900000002300002000000780002310004000000e282ac00000000'::bytea);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT bson_to_json('\x29000000036100210000000462001900000002300002000000780002310004000000e282ac00000000'::bytea);
+SELECT bson_to_json('\x0e00000010e282ac000100000000'::bytea);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;

@@ -38,3 +38,8 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- row_to_bson: the error names the column
 SELECT row_to_bson(t) FROM (SELECT 1 AS id, ROW(E'caf\xe9'::text) AS nested) t;
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- reading back: SQL_ASCII takes the UTF-8 bytes as they are
+SELECT convert_to(from_bson('\x13000000026b000700000078f09f9880790000'::bytea)->>'k', 'SQL_ASCII') AS utf8_bytes;
+SELECT convert_to(bson_to_json('\x13000000026b000700000078f09f9880790000'::bytea)::text, 'SQL_ASCII') AS json_bytes;
+SELECT from_bson(to_bson(E'{"k": "\xc3\xa9"}'::jsonb)) = E'{"k": "\xc3\xa9"}'::jsonb AS round_trip;

@@ -46,6 +46,14 @@ bson_call_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
 #endif
 }
 
+/* int64_to_numeric() is exported from PostgreSQL 14 on */
+#if PG_VERSION_NUM < 140000
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#define int64_to_numeric(v) \
+	DatumGetNumeric(DirectFunctionCall1(int8_numeric, Int64GetDatum(v)))
+#endif
+
 /* Reserve the GUC prefix so that misspelt bson_out.* settings warn. */
 #if PG_VERSION_NUM >= 150000
 #define BSON_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)

@@ -5,6 +5,7 @@
 #include "bson_encoding.h"
 
 #include "catalog/namespace.h"
+#include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
 /*
@@ -86,4 +87,49 @@ bson_invalid_utf8_offset(const char *s, int len)
 		}
 	}
 	return -1;
+}
+
+char *
+bson_convert_from_utf8(const BsonEncoding *enc, const char *src, int len,
+					   int *bad_offset)
+{
+	BsonEncoding *e = (BsonEncoding *) enc;
+	char	   *dest;
+	int			converted;
+
+	Assert(enc->kind == BSON_ENC_CONVERT);
+	if (!e->from_utf8_valid)
+	{
+		Oid			proc = FindDefaultConversionProc(PG_UTF8, enc->server_encoding);
+
+		if (!OidIsValid(proc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("no conversion from \"UTF8\" to server encoding \"%s\"",
+							GetDatabaseEncodingName()),
+					 errdetail("BSON strings are UTF-8, and bson_out converts them with the default conversion.")));
+		fmgr_info_cxt(proc, &e->from_utf8_proc, TopMemoryContext);
+		e->from_utf8_valid = true;
+	}
+	dest = palloc((Size) len * MAX_CONVERSION_GROWTH + 1);
+	converted = bson_call_conversion(&e->from_utf8_proc, PG_UTF8,
+									 enc->server_encoding, src, len, dest);
+	if (converted != len)
+	{
+		*bad_offset = converted;
+		pfree(dest);
+		return NULL;
+	}
+	return dest;
+}
+
+char *
+bson_hex_bytes(const char *s, int len)
+{
+	StringInfoData out;
+
+	initStringInfo(&out);
+	for (int i = 0; i < len; i++)
+		appendStringInfo(&out, "%s0x%02x", i ? " " : "", (unsigned char) s[i]);
+	return out.data;
 }

@@ -28,6 +28,8 @@ typedef struct BsonEncoding
 	BsonEncodingKind kind;
 	int			server_encoding;	/* GetDatabaseEncoding() */
 	FmgrInfo	conv_proc;		/* server encoding -> UTF8, if kind is CONVERT */
+	bool		from_utf8_valid;	/* from_utf8_proc looked up (readers) */
+	FmgrInfo	from_utf8_proc; /* UTF8 -> server encoding, if kind is CONVERT */
 } BsonEncoding;
 
 /* The session's encoding, looked up on first use and cached. */
@@ -68,6 +70,18 @@ bson_ascii_prefix(const char *s, int len)
  */
 extern int	bson_convert_to_utf8(const BsonEncoding *enc, const char *src,
 								 int len, char *dest, int *bad_offset);
+
+/*
+ * The other way, for the readers: src[0..len), valid UTF-8 without NUL, in
+ * the server encoding, palloc'd and NUL-terminated; NULL if some character
+ * has no equivalent, *bad_offset then telling where.  Only for kind
+ * BSON_ENC_CONVERT; the procedure is looked up on first use.
+ */
+extern char *bson_convert_from_utf8(const BsonEncoding *enc, const char *src,
+									int len, int *bad_offset);
+
+/* "0xc3 0x28": bytes for an error detail */
+extern char *bson_hex_bytes(const char *s, int len);
 
 /*
  * For SQL_ASCII: the offset of the first byte of s[0..len) that does not

@@ -1,0 +1,262 @@
+/*
+ * bson_read.c
+ *		PostgreSQL glue for the BSON readers: errors, paths, encodings, and
+ *		the text of doubles.
+ */
+#include "bson_read.h"
+
+#include "common/shortest_dec.h"
+#include "miscadmin.h"
+
+#include "bson_encoding.h"
+
+/* Validation's nesting hook: PostgreSQL's stack check, raising 54001 */
+static bool
+enter_checked(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
+{
+	check_stack_depth();
+	return true;
+}
+
+/* The same for bson_is_valid, which must not raise: too deep is invalid */
+static bool
+enter_quiet(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
+{
+	return !stack_is_too_deep();
+}
+
+void
+bson_read_validate(const uint8 *data, size_t len, size_t base_offset)
+{
+	BsonReadLimits limits = {0, enter_checked, NULL};
+	BsonReadError err;
+
+	if (!bson_validate(data, len, &limits, &err))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid BSON document"),
+				 errdetail("At byte offset %zu: %s.", base_offset + err.offset,
+						   err.message)));
+}
+
+bool
+bson_read_is_valid(const uint8 *data, size_t len)
+{
+	BsonReadLimits limits = {0, enter_quiet, NULL};
+
+	return bson_validate(data, len, &limits, NULL);
+}
+
+/*
+ * A key (UTF-8) in an error message, which is in the server encoding: as it
+ * is where the server encoding takes it, else with its non-ASCII characters
+ * as \uXXXX escapes (the key may be the very thing that does not convert).
+ */
+static void
+append_key_text(StringInfo out, const char *key, size_t len)
+{
+	const BsonEncoding *enc = bson_server_encoding();
+	const unsigned char *s = (const unsigned char *) key;
+	size_t		i = 0;
+
+	if (enc->kind != BSON_ENC_CONVERT || bson_ascii_prefix(key, (int) len) == (int) len)
+	{
+		appendBinaryStringInfo(out, key, (int) len);
+		return;
+	}
+	while (i < len)
+	{
+		int			charlen = pg_utf_mblen(s + i);
+		pg_wchar	c;
+
+		if (s[i] < 0x80)
+		{
+			appendStringInfoChar(out, (char) s[i]);
+			i++;
+			continue;
+		}
+		c = utf8_to_unicode(s + i);
+		if (c > 0xFFFF)
+			appendStringInfo(out, "\\u%04x\\u%04x",
+							 (unsigned) (0xD800 + ((c - 0x10000) >> 10)),
+							 (unsigned) (0xDC00 + ((c - 0x10000) & 0x3FF)));
+		else
+			appendStringInfo(out, "\\u%04x", (unsigned) c);
+		i += charlen;
+	}
+}
+
+void
+bson_read_path_text(const BsonReadPath *path, StringInfo out)
+{
+	const BsonReadPath *chain[64];
+	int			n = 0;
+
+	/* the innermost 64 levels are plenty to find the element */
+	for (const BsonReadPath *p = path; p && p->key && n < (int) lengthof(chain); p = p->parent)
+		chain[n++] = p;
+	if (n == (int) lengthof(chain))
+		appendStringInfoString(out, "...");
+	while (n-- > 0)
+	{
+		const BsonReadPath *p = chain[n];
+
+		if (p->in_array)
+			appendStringInfo(out, "[%.*s]", (int) p->keylen, p->key);
+		else
+		{
+			if (out->len > 0)
+				appendStringInfoChar(out, '.');
+			append_key_text(out, p->key, p->keylen);
+		}
+	}
+	if (out->len == 0)
+		appendStringInfoString(out, "(top level)");
+}
+
+const char *
+bson_read_to_server(const char *s, size_t len, size_t *outlen,
+					const BsonReadPath *path, bool is_key)
+{
+	const BsonEncoding *enc = bson_server_encoding();
+	char	   *converted;
+	int			bad;
+
+	*outlen = len;
+	/* UTF8 and SQL_ASCII take UTF-8 as it is; ASCII is the same everywhere */
+	if (enc->kind != BSON_ENC_CONVERT ||
+		bson_ascii_prefix(s, (int) len) == (int) len)
+		return s;
+
+	converted = bson_convert_from_utf8(enc, s, (int) len, &bad);
+	if (converted == NULL)
+	{
+		StringInfoData where;
+		int			charlen = pg_utf_mblen((const unsigned char *) s + bad);
+
+		initStringInfo(&where);
+		bson_read_path_text(path, &where);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
+				 errmsg("%s at %s has a character that \"%s\" cannot hold",
+						is_key ? "key" : "string", where.data,
+						GetDatabaseEncodingName()),
+				 errdetail("The UTF-8 sequence %s at byte %d of the %s has no equivalent in the server encoding.",
+						   bson_hex_bytes(s + bad, Min(charlen, (int) len - bad)), bad,
+						   is_key ? "key" : "string"),
+				 errhint("Read the document in a UTF8 database, or with bson_to_json in a database whose encoding holds the character.")));
+	}
+	*outlen = strlen(converted);
+	return converted;
+}
+
+int
+bson_double_text(double d, BsonDoubleStyle style, char *out)
+{
+	char		shortest[32];
+	char		digits[24];
+	int			ndigits = 0;
+	int			intdigits = 0;	/* digits written before the point */
+	int			point;			/* d = 0.digits * 10^point */
+	bool		seen_point = false;
+	bool		negative;
+	bool		scientific;
+	const char *p;
+	char	   *o = out;
+
+	/* PostgreSQL's Ryu: the shortest round-trip digits, "1.5e-07", "123.4" */
+	double_to_shortest_decimal_buf(d, shortest);
+	p = shortest;
+	negative = (*p == '-');
+	if (negative)
+		p++;
+	point = 0;
+	for (; (*p >= '0' && *p <= '9') || *p == '.'; p++)
+	{
+		if (*p == '.')
+		{
+			seen_point = true;
+			continue;
+		}
+		if (!seen_point)
+			intdigits++;
+		if (ndigits == 0 && *p == '0')
+			point--;			/* a leading zero: not significant */
+		else if (ndigits < (int) sizeof(digits))
+			digits[ndigits++] = *p;
+	}
+	point += intdigits + (*p == 'e' ? atoi(p + 1) : 0);
+	while (ndigits > 0 && digits[ndigits - 1] == '0')
+		ndigits--;
+
+	if (negative)
+		*o++ = '-';
+	if (ndigits == 0)
+		return (int) (o - out) + sprintf(o, "0.0");
+
+	/* Python's repr, as pymongo writes: d.ddde+XX outside 1e-4 <= |d| < 1e16 */
+	scientific = point - 1 < -4 || point - 1 >= 16;
+	/* a jsonb number needs its fraction shown to stay a double (1e19 > int64) */
+	if (style == BSON_DOUBLE_NUMERIC && point >= ndigits && point <= 19)
+		scientific = false;
+
+	if (scientific)
+	{
+		*o++ = digits[0];
+		if (ndigits > 1)
+		{
+			*o++ = '.';
+			memcpy(o, digits + 1, ndigits - 1);
+			o += ndigits - 1;
+		}
+		o += sprintf(o, "e%c%02d", point - 1 >= 0 ? '+' : '-', abs(point - 1));
+	}
+	else if (point <= 0)
+	{
+		*o++ = '0';
+		*o++ = '.';
+		for (int i = 0; i < -point; i++)
+			*o++ = '0';
+		memcpy(o, digits, ndigits);
+		o += ndigits;
+	}
+	else if (point >= ndigits)
+	{
+		memcpy(o, digits, ndigits);
+		o += ndigits;
+		for (int i = ndigits; i < point; i++)
+			*o++ = '0';
+		*o++ = '.';
+		*o++ = '0';
+	}
+	else
+	{
+		memcpy(o, digits, point);
+		o += point;
+		*o++ = '.';
+		memcpy(o, digits + point, ndigits - point);
+		o += ndigits - point;
+	}
+	*o = '\0';
+	return (int) (o - out);
+}
+
+void
+bson_sorted_options(const char *options, char *out)
+{
+	int			n = 0;
+
+	/* insertion sort: options are a few letters */
+	for (const char *p = options; *p; p++)
+	{
+		int			i = n++;
+
+		while (i > 0 && (unsigned char) out[i - 1] > (unsigned char) *p)
+		{
+			out[i] = out[i - 1];
+			i--;
+		}
+		out[i] = *p;
+	}
+	out[n] = '\0';
+}

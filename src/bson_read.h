@@ -1,0 +1,79 @@
+/*
+ * bson_read.h
+ *		What the BSON readers inside PostgreSQL share: validation that raises
+ *		PostgreSQL errors, the path of the element being read (for error
+ *		messages), UTF-8 to the server encoding, and the text of a double.
+ *
+ * The decoder's core (bson_reader.h) knows nothing of PostgreSQL; this is
+ * its glue.  The readers themselves: bson_to_jsonb.c (from_bson) and
+ * bson_to_json.c (bson_to_json, Extended JSON v2 text).
+ */
+#ifndef BSON_READ_H
+#define BSON_READ_H
+
+#include "bson_compat.h"
+
+#include "lib/stringinfo.h"
+
+#include "bson_reader.h"
+
+/*
+ * Validate data[0..len) as one BSON document or raise 22P03
+ * (invalid_binary_representation) with the byte offset (plus base_offset,
+ * the document's place in a stream) and the problem.  Nesting is bounded by
+ * check_stack_depth().
+ */
+extern void bson_read_validate(const uint8 *data, size_t len, size_t base_offset);
+
+/* The same check, as a yes or no; never raises for bad bytes. */
+extern bool bson_read_is_valid(const uint8 *data, size_t len);
+
+/*
+ * Where an element is, as a chain through the readers' C stacks: the key of
+ * each level, or the index in an array.  Costs nothing until an error needs
+ * it printed ("orders[2].at").
+ */
+typedef struct BsonReadPath
+{
+	const struct BsonReadPath *parent;
+	const char *key;			/* NULL for the top-level document */
+	size_t		keylen;
+	bool		in_array;		/* key is an array index */
+} BsonReadPath;
+
+extern void bson_read_path_text(const BsonReadPath *path, StringInfo out);
+
+/*
+ * s[0..len), valid UTF-8 from a validated document, in the server encoding:
+ * s itself when nothing needs converting, else a palloc'd copy (its length
+ * in *outlen).  A character with no equivalent in the server encoding
+ * raises 22P05 naming the path (and whether s is the key there or a string
+ * value).  s must not contain NUL.
+ */
+extern const char *bson_read_to_server(const char *s, size_t len, size_t *outlen,
+									   const BsonReadPath *path, bool is_key);
+
+/*
+ * The shortest decimal text that reads back as d (finite), in one of two
+ * forms:
+ *   BSON_DOUBLE_JSON     as Extended JSON writers print it (Python's repr):
+ *                        "1.0", "0.1", "1e-05", "1.5e+300", "-0.0";
+ *   BSON_DOUBLE_NUMERIC  for a jsonb number that to_bson maps back to a
+ *                        double: a fraction is always shown for integral
+ *                        values below 1e19 ("1.0", "100000.0"), as to_bson
+ *                        reads scale-0 integers as int32/int64.
+ * out needs BSON_DOUBLE_TEXT bytes; returns the length.
+ */
+typedef enum BsonDoubleStyle
+{
+	BSON_DOUBLE_JSON,
+	BSON_DOUBLE_NUMERIC
+} BsonDoubleStyle;
+
+#define BSON_DOUBLE_TEXT 40
+extern int	bson_double_text(double d, BsonDoubleStyle style, char *out);
+
+/* Relaxed Extended JSON regular-expression options: stored ones, sorted */
+extern void bson_sorted_options(const char *options, char *out);
+
+#endif							/* BSON_READ_H */

@@ -1,0 +1,383 @@
+/*
+ * bson_to_jsonb.c
+ *		BSON -> jsonb (from_bson): a walk of a validated document that pushes
+ *		jsonb values.
+ *
+ * JSON's own types come out as themselves; every other BSON type as its
+ * relaxed Extended JSON v2 wrapper, so that to_bson(from_bson(b), true)
+ * gives b's values and types back.  Where relaxed Extended JSON would lose a
+ * type through that round trip, the canonical wrapper is used instead:
+ *   - an int64 that fits int32 is {"$numberLong": "7"} (to_bson would make
+ *     the plain number an int32);
+ *   - a double is a number with its fraction shown (1.0, not 1), since
+ *     to_bson reads integers as int32/int64; -0.0, NaN and the infinities,
+ *     which jsonb numbers cannot hold, are {"$numberDouble": "..."}.
+ */
+#include "bson_to_jsonb.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "bson_read.h"
+
+typedef struct JsonbReader
+{
+	JsonbParseState *state;
+	uint32		elements;		/* for CHECK_FOR_INTERRUPTS */
+} JsonbReader;
+
+static JsonbValue *push_document(JsonbReader *r, const uint8 *doc, bool array,
+								 const BsonReadPath *path);
+
+static inline void
+push_string(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = (int) len;
+	pushJsonbValue(&r->state, token, &v);
+}
+
+static inline void
+push_key(JsonbReader *r, const char *s)
+{
+	push_string(r, WJB_KEY, s, strlen(s));
+}
+
+static inline void
+push_numeric(JsonbReader *r, JsonbIteratorToken token, Numeric num)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = num;
+	pushJsonbValue(&r->state, token, &v);
+}
+
+/* A number written as text, through numeric_in */
+static inline void
+push_number_text(JsonbReader *r, JsonbIteratorToken token, const char *text)
+{
+	push_numeric(r, token,
+				 DatumGetNumeric(DirectFunctionCall3(numeric_in,
+													 CStringGetDatum(text),
+													 ObjectIdGetDatum(InvalidOid),
+													 Int32GetDatum(-1))));
+}
+
+/* A string value, in the server encoding; jsonb cannot hold NUL */
+static void
+push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
+		  const BsonReadPath *path)
+{
+	size_t		outlen;
+	const char *text;
+
+	if (memchr(s, '\0', len) != NULL)
+	{
+		StringInfoData where;
+
+		initStringInfo(&where);
+		bson_read_path_text(path, &where);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
+				 errmsg("string at %s contains a NUL character", where.data),
+				 errdetail("jsonb strings cannot hold \\u0000."),
+				 errhint("Use bson_to_json, whose json text writes it as \\u0000.")));
+	}
+	text = bson_read_to_server(s, len, &outlen, path, false);
+	push_string(r, token, text, outlen);
+}
+
+/* {"<key>": "<text>"}, the shape of most wrappers */
+static void
+push_wrapper_string(JsonbReader *r, JsonbIteratorToken token, const char *key,
+					const char *text, size_t len)
+{
+	pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+	push_key(r, key);
+	push_string(r, WJB_VALUE, text, len);
+	pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+	(void) token;
+}
+
+/* {"<key>": <number>}, for $minKey and $maxKey */
+static void
+push_wrapper_int(JsonbReader *r, const char *key, int64 value)
+{
+	pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+	push_key(r, key);
+	push_numeric(r, WJB_VALUE, int64_to_numeric(value));
+	pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+}
+
+/* The value of the iterator's current element, as token (WJB_VALUE/ELEM) */
+static void
+push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
+		   const BsonReadPath *path)
+{
+	JsonbValue	v;
+	char		buf[BSONR_DECIMAL128_STRING + BSON_DOUBLE_TEXT];
+
+	switch (it->type)
+	{
+		case BSONR_DOUBLE:
+			{
+				double		d = bson_iter_double(it);
+
+				if (isnan(d))
+					push_wrapper_string(r, token, "$numberDouble", "NaN", 3);
+				else if (isinf(d))
+					push_wrapper_string(r, token, "$numberDouble",
+										d > 0 ? "Infinity" : "-Infinity", d > 0 ? 8 : 9);
+				else if (d == 0 && signbit(d))
+					push_wrapper_string(r, token, "$numberDouble", "-0.0", 4);
+				else
+				{
+					bson_double_text(d, BSON_DOUBLE_NUMERIC, buf);
+					push_number_text(r, token, buf);
+				}
+				break;
+			}
+		case BSONR_STRING:
+			{
+				size_t		len;
+				const char *s = bson_iter_utf8(it, &len);
+
+				push_utf8(r, token, s, len, path);
+				break;
+			}
+		case BSONR_DOCUMENT:
+		case BSONR_ARRAY:
+			push_document(r, it->value, it->type == BSONR_ARRAY, path);
+			break;
+		case BSONR_BINARY:
+			{
+				uint8_t		subtype;
+				size_t		len;
+				const uint8 *data = bson_iter_binary(it, &subtype, &len);
+				char	   *b64 = palloc(4 * ((len + 2) / 3) + 1);
+				size_t		b64len = bson_base64_encode(data, len, b64);
+				char		sub[3];
+
+				bson_hex_encode(&subtype, 1, sub);
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$binary");
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "base64");
+				push_string(r, WJB_VALUE, b64, b64len);
+				push_key(r, "subType");
+				push_string(r, WJB_VALUE, pstrdup(sub), 2);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_UNDEFINED:
+			pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+			push_key(r, "$undefined");
+			v.type = jbvBool;
+			v.val.boolean = true;
+			pushJsonbValue(&r->state, WJB_VALUE, &v);
+			pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+			break;
+		case BSONR_OBJECTID:
+			{
+				char	   *hex = palloc(25);
+
+				bson_hex_encode(it->value, 12, hex);
+				push_wrapper_string(r, token, "$oid", hex, 24);
+				break;
+			}
+		case BSONR_BOOL:
+			v.type = jbvBool;
+			v.val.boolean = it->value[0] != 0;
+			pushJsonbValue(&r->state, token, &v);
+			break;
+		case BSONR_DATETIME:
+			{
+				int64		ms = bson_iter_int64(it);
+				char	   *text = palloc(Max(BSONR_ISO8601_STRING, 24));
+				int			len = bson_format_iso8601(ms, text);
+
+				if (len > 0)
+					push_wrapper_string(r, token, "$date", text, len);
+				else
+				{
+					len = sprintf(text, INT64_FORMAT, ms);
+					pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+					push_key(r, "$date");
+					push_wrapper_string(r, WJB_VALUE, "$numberLong", text, len);
+					pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				}
+				break;
+			}
+		case BSONR_NULL:
+			v.type = jbvNull;
+			pushJsonbValue(&r->state, token, &v);
+			break;
+		case BSONR_REGEX:
+			{
+				const char *pattern;
+				const char *options;
+				char	   *sorted;
+
+				bson_iter_regex(it, &pattern, &options);
+				sorted = palloc(strlen(options) + 1);
+				bson_sorted_options(options, sorted);
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$regularExpression");
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "pattern");
+				push_utf8(r, WJB_VALUE, pattern, strlen(pattern), path);
+				push_key(r, "options");
+				push_utf8(r, WJB_VALUE, sorted, strlen(sorted), path);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_DBPOINTER:
+			{
+				size_t		len;
+				const uint8 *oid;
+				const char *ns = bson_iter_dbpointer(it, &len, &oid);
+				char	   *hex = palloc(25);
+
+				bson_hex_encode(oid, 12, hex);
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$dbPointer");
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$ref");
+				push_utf8(r, WJB_VALUE, ns, len, path);
+				push_key(r, "$id");
+				push_wrapper_string(r, WJB_VALUE, "$oid", hex, 24);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_CODE:
+		case BSONR_SYMBOL:
+			{
+				size_t		len;
+				const char *s = bson_iter_utf8(it, &len);
+
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, it->type == BSONR_CODE ? "$code" : "$symbol");
+				push_utf8(r, WJB_VALUE, s, len, path);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_CODE_W_SCOPE:
+			{
+				size_t		len;
+				const uint8 *scope;
+				const char *code = bson_iter_code_w_scope(it, &len, &scope);
+
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$code");
+				push_utf8(r, WJB_VALUE, code, len, path);
+				push_key(r, "$scope");
+				push_document(r, scope, false, path);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_INT32:
+			push_numeric(r, token, int64_to_numeric(bson_iter_int32(it)));
+			break;
+		case BSONR_TIMESTAMP:
+			{
+				uint32_t	t;
+				uint32_t	i;
+
+				bson_iter_timestamp(it, &t, &i);
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "$timestamp");
+				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
+				push_key(r, "t");
+				push_numeric(r, WJB_VALUE, int64_to_numeric(t));
+				push_key(r, "i");
+				push_numeric(r, WJB_VALUE, int64_to_numeric(i));
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
+				break;
+			}
+		case BSONR_INT64:
+			{
+				int64		i = bson_iter_int64(it);
+
+				if (i >= PG_INT32_MIN && i <= PG_INT32_MAX)
+				{
+					char	   *text = palloc(24);
+
+					push_wrapper_string(r, token, "$numberLong", text,
+										sprintf(text, INT64_FORMAT, i));
+				}
+				else
+					push_numeric(r, token, int64_to_numeric(i));
+				break;
+			}
+		case BSONR_DECIMAL128:
+			{
+				uint64_t	low;
+				uint64_t	high;
+				char	   *text = palloc(BSONR_DECIMAL128_STRING);
+				int			len;
+
+				bson_iter_decimal128(it, &low, &high);
+				len = bson_decimal128_to_string(low, high, text);
+				push_wrapper_string(r, token, "$numberDecimal", text, len);
+				break;
+			}
+		case BSONR_MINKEY:
+			push_wrapper_int(r, "$minKey", 1);
+			break;
+		case BSONR_MAXKEY:
+			push_wrapper_int(r, "$maxKey", 1);
+			break;
+		default:
+			elog(ERROR, "unexpected BSON element type 0x%02x after validation", it->type);
+	}
+}
+
+/* A document (an object) or an array, at doc; the top level returns the root */
+static JsonbValue *
+push_document(JsonbReader *r, const uint8 *doc, bool array,
+			  const BsonReadPath *parent)
+{
+	BsonIter	it;
+	BsonReadPath path = {parent, NULL, 0, array};
+
+	check_stack_depth();
+	pushJsonbValue(&r->state, array ? WJB_BEGIN_ARRAY : WJB_BEGIN_OBJECT, NULL);
+	bson_iter_init(&it, doc);
+	while (bson_iter_next(&it))
+	{
+		if ((++r->elements & 0xFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		path.key = it.key;
+		path.keylen = it.keylen;
+		if (!array)
+		{
+			size_t		keylen;
+			const char *key = bson_read_to_server(it.key, it.keylen, &keylen, &path, true);
+
+			push_string(r, WJB_KEY, key, keylen);
+		}
+		push_value(r, &it, array ? WJB_ELEM : WJB_VALUE, &path);
+	}
+	return pushJsonbValue(&r->state, array ? WJB_END_ARRAY : WJB_END_OBJECT, NULL);
+}
+
+Jsonb *
+bson_document_to_jsonb(const uint8 *doc, size_t len)
+{
+	JsonbReader r = {NULL, 0};
+
+	bson_read_validate(doc, len, 0);
+	return JsonbValueToJsonb(push_document(&r, doc, false, NULL));
+}
