@@ -6,11 +6,14 @@
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1 and SQL_ASCII),
-#   - runs the C unit tests of the Extended JSON value parsers,
+#   - runs the C unit tests of the Extended JSON value parsers and of the
+#     decoder's core, and replays the fuzz corpus under ASan/UBSan,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
 #     UTF8, plus LATIN1 and SQL_ASCII databases; 10,000 Extended JSON
 #     documents encoded by pymongo's json_util and bson; 3,000 typed rows
-#     through row_to_bson decoded by pymongo and compared with the values),
+#     through row_to_bson decoded by pymongo and compared with the values;
+#     bson_to_json against pymongo's json_util and the from_bson/to_bson
+#     round trips on 10,000 generated documents, plus 2,000 in LATIN1),
 #   - stops and removes the cluster.
 # The last line says "tests: N passed, M failed"; the exit status is 0 only
 # when nothing failed.
@@ -61,6 +64,18 @@ else
 	failures+=("unit tests")
 fi
 
+# the decoder's core replayed outside PostgreSQL under AddressSanitizer and
+# UndefinedBehaviorSanitizer: the fuzz seed corpus and every regression input
+log "fuzz corpus replay (ASan + UBSan): src/bson_reader.c"
+if replay_out=$(./fuzz/run.sh --replay 2>&1); then
+	printf '%s\n' "$replay_out" | tail -3
+	passed=$((passed + 1))
+else
+	printf '%s\n' "$replay_out" | tail -30
+	failed=$((failed + 1))
+	failures+=("fuzz replay")
+fi
+
 regress "UTF8 database" installcheck
 regress "LATIN1, SQL_ASCII and WIN1252 databases" -k installcheck-encodings
 
@@ -95,6 +110,10 @@ CROSSCHECK_SCRIPT=test/crosscheck_extjson.py CROSSCHECK_TAG=crosscheck-extjson \
 	crosscheck "Extended JSON, UTF8 database" xcheck_extjson UTF8 --count 10000
 CROSSCHECK_SCRIPT=test/crosscheck_rows.py CROSSCHECK_TAG=crosscheck-rows \
 	crosscheck "typed rows, UTF8 database" xcheck_rows UTF8 --count 3000
+CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
+	crosscheck "reading BSON back, UTF8 database" xcheck_decode UTF8 --count 10000
+CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
+	crosscheck "reading BSON back, LATIN1 database" xcheck_decode_latin1 LATIN1 --count 2000 --alphabet latin1 --seed 2
 
 cluster_stop
 echo

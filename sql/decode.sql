@@ -73,6 +73,10 @@ SELECT encode(to_bson(from_bson(json_to_bson('{"a": 1.0}'))), 'hex') AS still_a_
 
 -- doubles in bson_to_json: the shortest text, as Python's repr writes it
 SELECT bson_to_json(json_to_bson('{"a": [1.0, 0.1, 1e-4, 1e-5, 1e15, 1e16, 123.456, -2.5e-300, 0.0, 5e-324, 1.7976931348623157e308, 9007199254740993.0, 100.0, 1234567890123456.7]}'));
+-- a decimal exactly between two doubles reads back as the even one: 1e+23,
+-- not the 9.999999999999999e+22 that a search within the interval finds
+SELECT bson_to_json(json_to_bson('{"a": [1e23, 1.950555423931417e16, -1.507508548612624e18, 9007199254740994.0]}')),
+       from_bson(json_to_bson('{"a": [1e23]}'));
 
 -- strings: escapes as json.dumps writes them, NUL as \u0000 in json text
 SELECT bson_to_json(json_to_bson('{"k\"\\\u001f": "a\u0000b\u007f\b\f\r/"}'));

@@ -54,6 +54,18 @@ bson_call_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
 	DatumGetNumeric(DirectFunctionCall1(int8_numeric, Int64GetDatum(v)))
 #endif
 
+/* pg_lltoa() returns the length from PostgreSQL 14 on */
+#if PG_VERSION_NUM >= 140000
+#define bson_lltoa(v, buf) pg_lltoa((v), (buf))
+#else
+static inline int
+bson_lltoa(int64 v, char *buf)
+{
+	pg_lltoa(v, buf);
+	return (int) strlen(buf);
+}
+#endif
+
 /* Reserve the GUC prefix so that misspelt bson_out.* settings warn. */
 #if PG_VERSION_NUM >= 150000
 #define BSON_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)

@@ -5,6 +5,8 @@
  */
 #include "bson_read.h"
 
+#include <math.h>
+
 #include "common/shortest_dec.h"
 #include "miscadmin.h"
 
@@ -150,6 +152,44 @@ bson_read_to_server(const char *s, size_t len, size_t *outlen,
 	return converted;
 }
 
+/*
+ * PostgreSQL's Ryu does not take a decimal that lies exactly on the boundary
+ * between d and its neighbour, although strtod reads such a tie back as d
+ * when d's mantissa is even: for 1e23 it gives 9.999999999999999e+22, where
+ * Python's repr (and pymongo, and JavaScript) write 1e+23.  A boundary has
+ * few significant digits only when it is an integer, that is for |d| of
+ * 2^53 and more, and only an even mantissa rounds ties to itself; for those
+ * doubles look for a shorter text that reads back as d.
+ * ryu holds Ryu's text and is replaced by the shorter one if there is one.
+ */
+static void
+shorter_on_boundary(double d, char *ryu)
+{
+	uint64		bits;
+	int			ndigits = 0;
+	char		candidate[32];
+
+	memcpy(&bits, &d, sizeof(bits));
+	if ((bits & 1) != 0 || !(fabs(d) >= 9007199254740992.0) || isinf(d))
+		return;
+	for (const char *p = ryu; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			ndigits++;
+	/*
+	 * If the nearest decimal of k digits reads back as d, so does the nearest
+	 * of k + 1 digits (it is no farther away): try one digit fewer than Ryu,
+	 * which usually fails at once, and go on down while it works.  glibc's
+	 * printf rounds exactly.
+	 */
+	for (int k = ndigits - 1; k >= 1; k--)
+	{
+		snprintf(candidate, sizeof(candidate), "%.*e", k - 1, d);
+		if (strtod(candidate, NULL) != d)
+			break;
+		strcpy(ryu, candidate);
+	}
+}
+
 int
 bson_double_text(double d, BsonDoubleStyle style, char *out)
 {
@@ -166,6 +206,7 @@ bson_double_text(double d, BsonDoubleStyle style, char *out)
 
 	/* PostgreSQL's Ryu: the shortest round-trip digits, "1.5e-07", "123.4" */
 	double_to_shortest_decimal_buf(d, shortest);
+	shorter_on_boundary(d, shortest);
 	p = shortest;
 	negative = (*p == '-');
 	if (negative)

@@ -94,20 +94,30 @@ bson_utf8_valid_prefix(const uint8_t *s, size_t len)
 	return i;
 }
 
-/* A key or C string at p, NUL-terminated before end: its size with the NUL */
+/*
+ * A key or C string at p, NUL-terminated before end: its size with the NUL.
+ * Keys are short, so one byte loop finds the NUL and notes whether any byte
+ * is non-ASCII; only then is the UTF-8 check run.
+ */
 static bool
 check_cstring(Validator *v, const uint8_t *p, const uint8_t *end,
 			  const char *what, size_t *size)
 {
-	const uint8_t *nul = memchr(p, 0, (size_t) (end - p));
+	const uint8_t *q = p;
+	uint8_t		high = 0;
 	size_t		ok;
 
-	if (nul == NULL)
+	while (q < end && *q)
+		high |= *q++;
+	if (q == end)
 		return fail(v, p, "%s is not NUL-terminated within its document", what);
-	ok = bson_utf8_valid_prefix(p, (size_t) (nul - p));
-	if (ok != (size_t) (nul - p))
-		return fail(v, p + ok, "%s is not valid UTF-8", what);
-	*size = (size_t) (nul - p) + 1;
+	if (high & 0x80)
+	{
+		ok = bson_utf8_valid_prefix(p, (size_t) (q - p));
+		if (ok != (size_t) (q - p))
+			return fail(v, p + ok, "%s is not valid UTF-8", what);
+	}
+	*size = (size_t) (q - p) + 1;
 	return true;
 }
 
@@ -126,8 +136,12 @@ check_string(Validator *v, const uint8_t *p, size_t room, const char *what,
 		return fail(v, p, "%s length %d is less than 1", what, (int) slen);
 	if ((size_t) slen > room - 4)
 		return fail(v, p, "%s length %d exceeds the %zu bytes left in its document", what, (int) slen, room - 4);
-	if (p[4 + slen - 1] != 0)
-		return fail(v, p + 4 + slen - 1, "%s does not end with a NUL byte", what);
+	/*
+	 * The NUL's index as size_t: 4 + slen - 1 in int would overflow for a
+	 * length near INT32_MAX, which room allows in an input over 2 GB.
+	 */
+	if (p[3 + (size_t) slen] != 0)
+		return fail(v, p + 3 + (size_t) slen, "%s does not end with a NUL byte", what);
 	ok = bson_utf8_valid_prefix(p + 4, (size_t) slen - 1);
 	if (ok != (size_t) slen - 1)
 		return fail(v, p + 4 + ok, "%s is not valid UTF-8", what);
