@@ -596,6 +596,94 @@ class Report:
                      "whole-row value is built outside them and not counted. %s." % (
                          self.meta.get("sym_row", "row_to_bson"), "; ".join(notes) or "no data"))
 
+    def docs(self, table):
+        """documents in a table (for medium_stream: in its one stream), from tables.csv"""
+        tb = self.tables.get((DB, table))
+        return int(tb["rows"]) if tb and tb.get("rows") else None
+
+    def part_issue6(self):
+        own = [(t, v) for t, v, _ in D_VARIANTS if (t, v) != ("medium", "text")]
+        if not any(self.s(DB, t, v) for t, v in own):
+            return
+        n = max((self.s(DB, t, v).n for t, v in own if self.s(DB, t, v)), default=0)
+        rows = []
+        for t, v, query in D_VARIANTS:
+            st, nd = self.s(DB, t, v), self.docs(t)
+            rows.append([t, "`%s`" % query, st.fmt(1) if st else "—",
+                         "{:,}".format(nd) if nd else "—",
+                         fr(st.med * 1000 / nd if st and nd else None, 2)])
+        self.section("Issue 6, BSON to JSON: ms per scan, median [min–max] of %d repetitions, "
+                     "interleaved with the scans above" % n,
+                     ["table", "query", "ms per scan", "documents", "µs per document"], rows,
+                     "doc::text on medium is the text variant of the scans above. µs per document "
+                     "= median ms per scan / documents; for bson_documents, the documents of the "
+                     "one stream.")
+        rows = []
+        for label, a, b, must, note in D_RATIOS:
+            sa, sb = self.s(DB, *a), self.s(DB, *b)
+            r = ratio(sa, sb)
+            rows.append([label, sa.fmt(1) if sa else "—", sb.fmt(1) if sb else "—", fr(r),
+                         self.verdict_op(r, must), note])
+        self.section("Ratios of medians and the targets of issue 6",
+                     ["ratio", "numerator ms", "denominator ms", "ratio", "must", "what"], rows,
+                     "Targets, on the medium documents: from_bson(b) ≤ 1.0 × doc::text::jsonb, and "
+                     "bson_to_json(b) ≤ 1.0 × doc::text. What the denominators do: "
+                     "doc::text::jsonb (on medium, the issue's reference) prints every stored "
+                     "jsonb as text (jsonb_out, textin) and parses that text back (textout, "
+                     "jsonb_in): a text output and a parse; t::jsonb (on medium_text, the same "
+                     "text stored) is the parse alone (textout is a copy), the stricter "
+                     "reference, for information; doc::text (on medium) is jsonb's own text "
+                     "output (jsonb_out, then textin's copy), the text that bson_to_json's JSON "
+                     "is set against. Every result is consumed through its length word only "
+                     "(pg_column_size of a jsonb, octet_length of a text; json → text is a "
+                     "binary cast), the same for numerator and denominator, so each query costs "
+                     "the scan and the function. medium_bson's and medium_text's rows are a "
+                     "little shorter than medium's (Data above). Verdicts from the medians; a "
+                     "ratio within 10% of its limit is marked, since differences under 10% are "
+                     "noise. bson_is_valid and bson_documents have no target: bson_documents' "
+                     "figure covers reading the one-row stream table, the stream's detoast (a "
+                     "copy of its TOAST chunks), the validation of every document and a bytea "
+                     "row per document in the function scan's tuplestore.")
+
+    def part_issue6_callgrind(self):
+        specs = [(t, v) for t, v, _ in D_VARIANTS]
+        if not any(self.cg.get((DB, t, v)) for t, v in specs if v != "text"):
+            return
+
+        def per(t, v, key="ir_total"):
+            r = self.cg.get((DB, t, v))
+            if not r or not r.get(key):
+                return None
+            return int(r[key]) / int(r["rows"])
+        refs = {"text_jsonb": ("medium", "text_jsonb"), "jsonb_in": ("medium", "text_jsonb"),
+                "from_bson": ("medium", "text_jsonb"), "text": ("medium", "text"),
+                "bson_to_json": ("medium", "text"), "bson_to_json_canonical": ("medium", "text")}
+        rows = []
+        for t, v in specs:
+            r = self.cg.get((DB, t, v))
+            if not r:
+                continue
+            tot, det, part = per(t, v), per(t, v, "ir_detoast"), per(t, v, "ir_cast")
+            ref = per(*refs[v]) if v in refs else None
+            rows.append([t, "`%s`" % D_LABEL[(t, v)], "{:,}".format(int(r["rows"])), fr(tot, 0),
+                         fr(det, 0), fr(part, 0),
+                         "%s: %s" % (D_LABEL[refs[v]], fr(tot / ref if tot is not None and ref else None))
+                         if v in refs else "—"])
+
+        def q(a, b):
+            x, y = per(*a), per(*b)
+            return None if x is None or not y else x / y
+        self.section("Issue 6: instructions per document (callgrind, deterministic)",
+                     ["table", "query", "docs", "instructions/doc", "of which detoast",
+                      "of which doc::text (jsonb_out + textin)", "ratio to the reference"], rows,
+                     "C symbols (from pg_proc.prosrc): %s. doc::text::jsonb counts `jsonb_out`, "
+                     "`textin`, `textout` and `jsonb_in`; t::jsonb `textout` and `jsonb_in`; "
+                     "doc::text `jsonb_out` and `textin`. Same queries as the scans, `WHERE id <= "
+                     "N`; bson_documents over the whole stream (its first call detoasts it). "
+                     "from_bson / t::jsonb = %s (information)." % (
+                         ", ".join("`%s`" % x for x in self.meta.get("sym_decode", "").split())
+                         or "?", fr(q(("medium_bson", "from_bson"), ("medium_text", "jsonb_in")))))
+
     def part_memory(self):
         if not self.memory:
             return
@@ -690,7 +778,7 @@ class Report:
         gp = os.path.join(self.d, "chart.gp")
         # the panels below the scans: issue 4's and issue 5's, those with data;
         # the scans get 700 pixels, each panel below 400
-        extra = [p for p in (self.chart_issue4(), self.chart_issue5()) if p]
+        extra = [p for p in (self.chart_issue4(), self.chart_issue5(), self.chart_issue6()) if p]
         top, below = 700, 400
         height = top + below * len(extra)
         with open(gp, "w") as f:
@@ -777,11 +865,34 @@ plot '%(dat)s' using 2:3:4:xtic(1) title "base (detoast only)" lc rgb "#9e9e9e",
             "issue 5: row_to_bson, scan time relative to row_to_json(t)::text (median, bars "
             "min-max; labels: the ratio; the target also asks row_to_bson < to_bson(to_jsonb(t)))")
 
+    def chart_issue6(self):
+        """gnuplot commands for the issue 6 panel (None without its data)."""
+        if not self.s(DB, "medium_bson", "from_bson") and not self.s(DB, "medium_bson", "bson_to_json"):
+            return None
+        groups = [
+            (("medium", "text_jsonb"),
+             [("medium", "text_jsonb"), ("medium_text", "jsonb_in"), ("medium_bson", "from_bson")],
+             1.00, "from_bson: relative to doc::text::jsonb (must <= 1.00)", "none"),
+            (("medium", "text"),
+             [("medium", "text"), ("medium_bson", "bson_to_json"),
+              ("medium_bson", "bson_to_json_canonical")],
+             1.00, "bson_to_json(b): relative to doc::text (must <= 1.00)", "none"),
+        ]
+        colors = {"text_jsonb": 0x5b7fbf, "jsonb_in": 0x9e9e9e, "from_bson": 0x2e9e4f,
+                  "text": 0x5b7fbf, "bson_to_json": 0x2e9e4f, "bson_to_json_canonical": 0xa6d96a}
+        names = dict(D_LABEL)
+        names[("medium_text", "jsonb_in")] = "t::jsonb\\n(stored text)"
+        names[("medium_bson", "bson_to_json_canonical")] = "bson_to_json(b, true)\\n(canonical, information)"
+        return self.chart_panel(
+            groups, colors, names, "chart_issue6.dat",
+            "issue 6: BSON to JSON on the medium documents, scan time relative to each target's "
+            "reference (median, bars min-max; labels: the ratio)")
+
     def chart_panel(self, groups, colors, names, datname, title):
         """gnuplot commands for one panel below the scans (None without data):
         every bar relative to its group's reference, the must limits drawn.
         A group: (reference, bars, limit, title[, "right": the limit's label
-        at the right end]).  The text has %(origin)s and %(size)s left for
+        at the right end; "none": no label, the title names the limit]).  The text has %(origin)s and %(size)s left for
         chart() to fill in."""
         lines, cmds, x, any_data, ymax = [], [], 0, False, 1.0
         for ref, bars, limit, gtitle, *side in groups:
@@ -801,7 +912,9 @@ plot '%(dat)s' using 2:3:4:xtic(1) title "base (detoast only)" lc rgb "#9e9e9e",
             ymax = max(ymax, limit)
             cmds.append("set arrow from first %.1f, first %.2f to first %.1f, first %.2f nohead "
                         "lw 2 lc rgb '#c0392b'" % (x0 - 0.5, limit, x1 + 0.5, limit))
-            if side == ["right"]:
+            if side == ["none"]:
+                pass  # the group's title names the limit
+            elif side == ["right"]:
                 cmds.append("set label 'must <= %.2f' at first %.1f, first %.2f right offset -0.5,0.6 "
                             "front tc rgb '#c0392b'" % (limit, x1 + 0.45, limit))
             else:
@@ -872,6 +985,7 @@ plot '%(dat)s' using 1:2:3:4:(0.8):5:xtic(6) with boxerrorbars lc rgb variable n
         self.part_fastpath()
         self.part_issue4()
         self.part_issue5()
+        self.part_issue6()
         self.part_parallel()
         self.part_percall()
         self.part_throughput()
@@ -879,6 +993,7 @@ plot '%(dat)s' using 1:2:3:4:(0.8):5:xtic(6) with boxerrorbars lc rgb variable n
         self.part_callgrind()
         self.part_issue4_callgrind()
         self.part_issue5_callgrind()
+        self.part_issue6_callgrind()
 
 
 def main():
@@ -919,7 +1034,7 @@ def main():
                 new = old.rstrip("\n") + "\n\n## Figures\n\n" + gen + "\n"
         else:
             new = ("# Benchmarks\n\n"
-                   "Rerun with `./bench/run.sh` (about 20 minutes on 2 cores; `--quick` for a try-out); "
+                   "Rerun with `./bench/run.sh` (about 25 minutes on 2 cores; `--quick` for a try-out); "
                    "bench/README.md says what each figure measures. The figures below are written by "
                    "the runner; the notes after them are not.\n\n"
                    "## Figures\n\n" + gen + "\n\n"

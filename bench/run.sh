@@ -1,7 +1,7 @@
 #!/bin/bash
 # bson_out benchmark suite: one command, everything on a throwaway cluster.
 #
-#   ./bench/run.sh            full run (about 20 min on 2 cores), writes BENCHMARKS.md
+#   ./bench/run.sh            full run (about 25 min on 2 cores), writes BENCHMARKS.md
 #   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (about 3 min), to try it out
 #
 # See bench/README.md for what it measures and the files it writes.
