@@ -316,6 +316,10 @@ check_document(Validator *v, const uint8_t *p, size_t avail, int depth,
 		size_t		keysize;
 		size_t		valsize;
 
+		/* the type first: a stray byte reads better as a type than as a key */
+		if (!(elem[0] >= BSONR_DOUBLE && elem[0] <= BSONR_DECIMAL128) &&
+			elem[0] != BSONR_MINKEY && elem[0] != BSONR_MAXKEY)
+			return fail(v, elem, "unknown element type 0x%02x", (unsigned) elem[0]);
 		if (!check_cstring(v, q + 1, end, "key", &keysize))
 			return false;
 		q += 1 + keysize;
