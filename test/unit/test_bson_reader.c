@@ -5,9 +5,9 @@
  * Run with `make -C test/unit check`.  Prints each failure, then a last line
  * "unit: N passed, M failed", and exits non-zero if anything failed.
  *
- * bson_validate() promises never to read outside data[0..len), so, as in
- * test_extjson_values.c, every input is validated from a copy placed against
- * an inaccessible page, once ending exactly where the page begins and once
+ * bson_validate() promises never to read outside data[0..len), so, with
+ * unit_harness.h, every input is validated from a copy placed against an
+ * inaccessible page, once ending exactly where the page begins and once
  * starting exactly where one ends: a read past either end is a crash, which
  * is reported as a failure naming the input.
  *
@@ -24,131 +24,21 @@
 #define _DEFAULT_SOURCE			/* mmap's MAP_ANONYMOUS under -std=c99 */
 #define _POSIX_C_SOURCE 200809L
 
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 #include "bson_reader.h"
+#include "unit_harness.h"
 
-static int	passed;
-static int	failed;
-
-/* ----------------------------------------------------------------------
- * Guarded input copies
- * ---------------------------------------------------------------------- */
-
-#if defined(MAP_ANONYMOUS) && defined(PROT_NONE)
-#define HAVE_GUARD_PAGES 1
-static uint8_t *guard_base;		/* [no access][data page][no access] */
-static size_t page_size;
-#endif
-
-static uint8_t *heap_copy;		/* for inputs longer than a page */
-
-/* The input being validated, for the crash report */
-static char crash_note[128];
-
-#ifdef HAVE_GUARD_PAGES
-/* write(2) of a NUL-terminated string: stdio is not safe in a signal handler */
-static void
-write_str(const char *s)
-{
-	ssize_t		r = write(STDOUT_FILENO, s, strlen(s));
-
-	(void) r;
-}
-
-static void
-write_int(int v)
-{
-	char		buf[16];
-	int			i = sizeof(buf) - 1;
-
-	buf[i] = '\0';
-	do
-	{
-		buf[--i] = (char) ('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	write_str(buf + i);
-}
-
-/* A read outside the input hit a guard page: report it, with the "unit:" line */
-static void
-on_crash(int sig)
-{
-	write_str("FAIL crashed (signal ");
-	write_int(sig);
-	write_str(", a read outside the input?) in \"");
-	write_str(crash_note);
-	write_str("\"\nunit: ");
-	write_int(passed);
-	write_str(" passed, ");
-	write_int(failed + 1);
-	write_str(" failed\n");
-	_exit(1);
-}
-#endif
-
-static void
-guard_init(void)
-{
-#ifdef HAVE_GUARD_PAGES
-	page_size = (size_t) sysconf(_SC_PAGESIZE);
-	guard_base = mmap(NULL, 3 * page_size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guard_base == MAP_FAILED ||
-		mprotect(guard_base, page_size, PROT_NONE) != 0 ||
-		mprotect(guard_base + 2 * page_size, page_size, PROT_NONE) != 0)
-	{
-		fprintf(stderr, "cannot set up guard pages\n");
-		exit(2);
-	}
-	signal(SIGSEGV, on_crash);
-	signal(SIGBUS, on_crash);
-#endif
-}
-
-/*
- * A copy of src[0..len) that is unreadable just after its end (where == 0)
- * or just before its start (where == 1).  Valid until the next call.
- */
+/* A copy of data[0..len) against a guard page (see unit_harness.h) */
 static const uint8_t *
 place(const char *name, const uint8_t *src, size_t len, int where)
 {
-	free(heap_copy);
-	heap_copy = NULL;
 	snprintf(crash_note, sizeof(crash_note), "%s", name);
-#ifdef HAVE_GUARD_PAGES
-	if (len <= page_size)
-	{
-		uint8_t    *data = guard_base + page_size;
-		uint8_t    *p = where == 0 ? data + page_size - len : data;
-
-		/* poison the rest of the page: no stray NUL to lean on */
-		memset(data, 0xA5, page_size);
-		if (len > 0)
-			memcpy(p, src, len);
-		return p;
-	}
-#endif
-	(void) where;
-	heap_copy = malloc(len > 0 ? len : 1);
-	if (heap_copy == NULL)
-	{
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	if (len > 0)
-		memcpy(heap_copy, src, len);
-	return heap_copy;
+	/* poison the rest of the page: no stray NUL to lean on */
+	return guard_place(src, len, where, 0xA5);
 }
 
 /* ----------------------------------------------------------------------
@@ -1723,8 +1613,7 @@ test_base64_hex_utf8(void)
 int
 main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	guard_init();
+	unit_start("in");
 	test_document_frame();
 	test_types_and_keys();
 	test_strings();
@@ -1739,7 +1628,5 @@ main(void)
 	test_decimal128();
 	test_iso8601();
 	test_base64_hex_utf8();
-	free(heap_copy);
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed > 0 ? 1 : 0;
+	return unit_finish();
 }

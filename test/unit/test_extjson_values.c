@@ -24,137 +24,23 @@
 
 #include <float.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-
 #include "extjson_values.h"
-
-static int	passed;
-static int	failed;
-
-/* ----------------------------------------------------------------------
- * Guarded input copies
- * ---------------------------------------------------------------------- */
-
-#if defined(MAP_ANONYMOUS) && defined(PROT_NONE)
-#define HAVE_GUARD_PAGES 1
-static char *guard_base;		/* [no access][data page][no access] */
-static size_t page_size;
-#endif
-
-static char *heap_copy;			/* for inputs longer than a page */
+#include "unit_harness.h"
 
 static const char *show(const char *s, size_t len);
 
-/* The input being parsed, for the crash report */
-static char crash_note[256];
-
-#ifdef HAVE_GUARD_PAGES
-/* write(2) of a NUL-terminated string: stdio is not safe in a signal handler */
-static void
-write_str(const char *s)
-{
-	ssize_t		r = write(STDOUT_FILENO, s, strlen(s));
-
-	(void) r;
-}
-
-static void
-write_int(int v)
-{
-	char		buf[16];
-	int			i = sizeof(buf) - 1;
-
-	buf[i] = '\0';
-	do
-	{
-		buf[--i] = (char) ('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	write_str(buf + i);
-}
-
-/*
- * A read outside the input hit a guard page.  Report it like any other
- * failure, so that the run still ends with the "unit:" line.  (stdout is
- * line-buffered, so everything printed before is already out.)
- */
-static void
-on_crash(int sig)
-{
-	write_str("FAIL crashed (signal ");
-	write_int(sig);
-	write_str(", a read outside the input?) parsing \"");
-	write_str(crash_note);
-	write_str("\"\nunit: ");
-	write_int(passed);
-	write_str(" passed, ");
-	write_int(failed + 1);
-	write_str(" failed\n");
-	_exit(1);
-}
-#endif
-
-static void
-guard_init(void)
-{
-#ifdef HAVE_GUARD_PAGES
-	page_size = (size_t) sysconf(_SC_PAGESIZE);
-	guard_base = mmap(NULL, 3 * page_size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guard_base == MAP_FAILED ||
-		mprotect(guard_base, page_size, PROT_NONE) != 0 ||
-		mprotect(guard_base + 2 * page_size, page_size, PROT_NONE) != 0)
-	{
-		fprintf(stderr, "cannot set up guard pages\n");
-		exit(2);
-	}
-	signal(SIGSEGV, on_crash);
-	signal(SIGBUS, on_crash);
-#endif
-}
-
-/*
- * A copy of src[0..len) that is unreadable just after its end (where == 0)
- * or just before its start (where == 1).  Valid until the next call.
- */
+/* A copy of src[0..len) against a guard page (see unit_harness.h) */
 static const char *
 place(const char *src, size_t len, int where)
 {
-	free(heap_copy);
-	heap_copy = NULL;
 	snprintf(crash_note, sizeof(crash_note), "%s", show(src, len));
-#ifdef HAVE_GUARD_PAGES
-	if (len <= page_size)
-	{
-		char	   *data = guard_base + page_size;
-		char	   *p = where == 0 ? data + page_size - len : data;
-
-		/* poison the rest of the page so stray reads see non-digits */
-		memset(data, 'x', page_size);
-		if (len > 0)
-			memcpy(p, src, len);
-		return p;
-	}
-#endif
-	(void) where;
-	heap_copy = malloc(len > 0 ? len : 1);
-	if (heap_copy == NULL)
-	{
-		fprintf(stderr, "out of memory\n");
-		exit(2);
-	}
-	if (len > 0)
-		memcpy(heap_copy, src, len);
-	return heap_copy;
+	/* poison the rest of the page so stray reads see non-digits */
+	return guard_place(src, len, where, 'x');
 }
 
 /* ----------------------------------------------------------------------
@@ -1509,8 +1395,7 @@ test_iso8601(void)
 int
 main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	guard_init();
+	unit_start("parsing");
 	test_oid();
 	test_uuid();
 	test_subtype();
@@ -1521,7 +1406,5 @@ main(void)
 	test_decimal128();
 	test_decimal128_from_digits();
 	test_iso8601();
-	free(heap_copy);
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed > 0 ? 1 : 0;
+	return unit_finish();
 }
