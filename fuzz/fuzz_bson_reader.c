@@ -416,9 +416,9 @@ check_error(const BsonReadError *err, size_t len)
 static bool
 validate(const uint8_t *data, size_t len, Hook *hook, BsonReadError *err)
 {
-	BsonReadLimits limits = {MAX_DEPTH, enter_hook, hook};
+	BsonReadLimits limits = {MAX_DEPTH, enter_hook, hook, NULL};
 	Hook		again;
-	BsonReadLimits limits2 = {MAX_DEPTH, enter_hook, &again};
+	BsonReadLimits limits2 = {MAX_DEPTH, enter_hook, &again, NULL};
 	bool		ok;
 
 	hook_init(hook, -1);
@@ -690,9 +690,9 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 	 */
 	if (w.deepest > 0)
 	{
-		BsonReadLimits capped = {w.deepest - 1, NULL, NULL};
+		BsonReadLimits capped = {w.deepest - 1, NULL, NULL, NULL};
 		Hook		h;
-		BsonReadLimits refusing = {0, enter_hook, &h};
+		BsonReadLimits refusing = {0, enter_hook, &h, NULL};
 
 		if (w.deepest > 1)
 		{
@@ -707,7 +707,7 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 		CHECK(h.deepest == w.deepest);
 	}
 	{
-		BsonReadLimits exact = {w.deepest > 0 ? w.deepest : 0, NULL, NULL};
+		BsonReadLimits exact = {w.deepest > 0 ? w.deepest : 0, NULL, NULL, NULL};
 
 		CHECK(bson_validate(data, len, &exact, NULL));
 	}

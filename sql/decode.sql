@@ -90,6 +90,10 @@ SELECT bson_to_json(json_to_bson('{"zz": 1, "_id": 2, "a": {"y": 1, "x": 2}}'));
 -- hand-made: regex options kept as stored, written sorted; unknown ones kept
 -- 0b 'r' 00 'a' 00 'xim' 00
 SELECT bson_to_json('\x0e000000 0b 7200 6100 78696d00 00'::bytea);
+-- options that are not ASCII are left as stored (sorting bytes would split
+-- the characters): pattern "abc", options "i\u00e9"
+SELECT bson_to_json('\x100000000b72006162630069c3a90000'::bytea),
+       from_bson('\x100000000b72006162630069c3a90000'::bytea);
 -- binary subtype 2 shows its payload, without the inner length
 SELECT bson_to_json('\x13000000 05 6200 06000000 02 02000000 ffff 00'::bytea);
 -- a non-canonical decimal128 (coefficient above 10^34 - 1) reads as zero

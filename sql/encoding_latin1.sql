@@ -70,3 +70,8 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT bson_to_json('\x29000000036100210000000462001900000002300002000000780002310004000000e282ac00000000'::bytea);
 SELECT bson_to_json('\x0e00000010e282ac000100000000'::bytea);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- the byte offset counts from the start of the string, past a NUL
+SELECT bson_to_json('\x1300000002730007000000616200e282ac0000'::bytea);
+-- an array key that is not a digit, and a long key, in the path: escaped, cut
+SELECT bson_to_json('\x190000000461001100000002c3a90004000000e282ac000000'::bytea);
+SELECT from_bson('\x73000000026b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b0004000000e282ac0000'::bytea);

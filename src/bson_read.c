@@ -20,6 +20,13 @@ enter_checked(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
 	return true;
 }
 
+/* Every few thousand elements of validation: a long run can be cancelled */
+static void
+tick_interrupts(void *arg pg_attribute_unused())
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* The same for bson_is_valid, which must not raise: too deep is invalid */
 static bool
 enter_quiet(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
@@ -30,7 +37,7 @@ enter_quiet(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
 void
 bson_read_validate(const uint8 *data, size_t len, size_t base_offset)
 {
-	BsonReadLimits limits = {0, enter_checked, NULL};
+	BsonReadLimits limits = {0, enter_checked, NULL, tick_interrupts};
 	BsonReadError err;
 
 	if (!bson_validate(data, len, &limits, &err))
@@ -44,7 +51,7 @@ bson_read_validate(const uint8 *data, size_t len, size_t base_offset)
 bool
 bson_read_is_valid(const uint8 *data, size_t len)
 {
-	BsonReadLimits limits = {0, enter_quiet, NULL};
+	BsonReadLimits limits = {0, enter_quiet, NULL, tick_interrupts};
 
 	return bson_validate(data, len, &limits, NULL);
 }
@@ -52,40 +59,55 @@ bson_read_is_valid(const uint8 *data, size_t len)
 /*
  * A key (UTF-8) in an error message, which is in the server encoding: as it
  * is where the server encoding takes it, else with its non-ASCII characters
- * as \uXXXX escapes (the key may be the very thing that does not convert).
+ * as \uXXXX escapes (the key may be the very thing that does not convert);
+ * a long key only by its start.
  */
+/* Keys longer than this are cut short in error messages */
+#define PATH_KEY_MAX 64
+
 static void
 append_key_text(StringInfo out, const char *key, size_t len)
 {
 	const BsonEncoding *enc = bson_server_encoding();
 	const unsigned char *s = (const unsigned char *) key;
+	bool		cut = false;
 	size_t		i = 0;
 
+	if (len > PATH_KEY_MAX)
+	{
+		/* at a character boundary: not inside a UTF-8 sequence */
+		len = PATH_KEY_MAX;
+		while (len > 0 && (s[len] & 0xC0) == 0x80)
+			len--;
+		cut = true;
+	}
 	if (enc->kind != BSON_ENC_CONVERT || bson_ascii_prefix(key, (int) len) == (int) len)
-	{
 		appendBinaryStringInfo(out, key, (int) len);
-		return;
-	}
-	while (i < len)
+	else
 	{
-		int			charlen = pg_utf_mblen(s + i);
-		pg_wchar	c;
-
-		if (s[i] < 0x80)
+		while (i < len)
 		{
-			appendStringInfoChar(out, (char) s[i]);
-			i++;
-			continue;
+			int			charlen = pg_utf_mblen(s + i);
+			pg_wchar	c;
+
+			if (s[i] < 0x80)
+			{
+				appendStringInfoChar(out, (char) s[i]);
+				i++;
+				continue;
+			}
+			c = utf8_to_unicode(s + i);
+			if (c > 0xFFFF)
+				appendStringInfo(out, "\\u%04x\\u%04x",
+								 (unsigned) (0xD800 + ((c - 0x10000) >> 10)),
+								 (unsigned) (0xDC00 + ((c - 0x10000) & 0x3FF)));
+			else
+				appendStringInfo(out, "\\u%04x", (unsigned) c);
+			i += charlen;
 		}
-		c = utf8_to_unicode(s + i);
-		if (c > 0xFFFF)
-			appendStringInfo(out, "\\u%04x\\u%04x",
-							 (unsigned) (0xD800 + ((c - 0x10000) >> 10)),
-							 (unsigned) (0xDC00 + ((c - 0x10000) & 0x3FF)));
-		else
-			appendStringInfo(out, "\\u%04x", (unsigned) c);
-		i += charlen;
 	}
+	if (cut)
+		appendStringInfoString(out, "...");
 }
 
 void
@@ -104,7 +126,12 @@ bson_read_path_text(const BsonReadPath *path, StringInfo out)
 		const BsonReadPath *p = chain[n];
 
 		if (p->in_array)
-			appendStringInfo(out, "[%.*s]", (int) p->keylen, p->key);
+		{
+			/* array keys are any UTF-8 too, not always digits */
+			appendStringInfoChar(out, '[');
+			append_key_text(out, p->key, p->keylen);
+			appendStringInfoChar(out, ']');
+		}
 		else
 		{
 			if (out->len > 0)
@@ -118,7 +145,7 @@ bson_read_path_text(const BsonReadPath *path, StringInfo out)
 
 const char *
 bson_read_to_server(const char *s, size_t len, size_t *outlen,
-					const BsonReadPath *path, bool is_key)
+					const BsonReadPath *path, bool is_key, size_t at)
 {
 	const BsonEncoding *enc = bson_server_encoding();
 	char	   *converted;
@@ -143,10 +170,10 @@ bson_read_to_server(const char *s, size_t len, size_t *outlen,
 				 errmsg("%s at %s has a character that \"%s\" cannot hold",
 						is_key ? "key" : "string", where.data,
 						GetDatabaseEncodingName()),
-				 errdetail("The UTF-8 sequence %s at byte %d of the %s has no equivalent in the server encoding.",
-						   bson_hex_bytes(s + bad, Min(charlen, (int) len - bad)), bad,
-						   is_key ? "key" : "string"),
-				 errhint("Read the document in a UTF8 database, or with bson_to_json in a database whose encoding holds the character.")));
+				 errdetail("The UTF-8 sequence %s at byte %zu of the %s has no equivalent in the server encoding.",
+						   bson_hex_bytes(s + bad, Min(charlen, (int) len - bad)),
+						   at + (size_t) bad, is_key ? "key" : "string"),
+				 errhint("Read the document in a database whose encoding is UTF8.")));
 	}
 	*outlen = strlen(converted);
 	return converted;
@@ -287,6 +314,18 @@ bson_sorted_options(const char *options, char *out)
 {
 	int			n = 0;
 
+	/*
+	 * Options are ASCII letters in practice; anything else (any UTF-8 is
+	 * valid) is left as stored, since sorting bytes would split characters.
+	 */
+	for (const char *p = options; *p; p++)
+	{
+		if ((unsigned char) *p >= 0x80)
+		{
+			strcpy(out, options);
+			return;
+		}
+	}
 	/* insertion sort: options are a few letters */
 	for (const char *p = options; *p; p++)
 	{

@@ -48,10 +48,12 @@ extern void bson_read_path_text(const BsonReadPath *path, StringInfo out);
  * s itself when nothing needs converting, else a palloc'd copy (its length
  * in *outlen).  A character with no equivalent in the server encoding
  * raises 22P05 naming the path (and whether s is the key there or a string
- * value).  s must not contain NUL.
+ * value) and the byte offset, counted from at (where s starts in the whole
+ * string).  s must not contain NUL.
  */
 extern const char *bson_read_to_server(const char *s, size_t len, size_t *outlen,
-									   const BsonReadPath *path, bool is_key);
+									   const BsonReadPath *path, bool is_key,
+									   size_t at);
 
 /*
  * The shortest decimal text that reads back as d (finite), in one of two
@@ -73,7 +75,7 @@ typedef enum BsonDoubleStyle
 #define BSON_DOUBLE_TEXT 40
 extern int	bson_double_text(double d, BsonDoubleStyle style, char *out);
 
-/* Relaxed Extended JSON regular-expression options: stored ones, sorted */
+/* Extended JSON regular-expression options: the stored ones, sorted (ASCII) */
 extern void bson_sorted_options(const char *options, char *out);
 
 #endif							/* BSON_READ_H */

@@ -18,6 +18,7 @@ typedef struct Validator
 	const uint8_t *base;		/* the input's first byte: offsets count from it */
 	const BsonReadLimits *limits;
 	BsonReadError *err;
+	uint32_t	elements;		/* for the tick hook */
 } Validator;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -316,6 +317,8 @@ check_document(Validator *v, const uint8_t *p, size_t avail, int depth,
 		size_t		keysize;
 		size_t		valsize;
 
+		if (v->limits && v->limits->tick && (++v->elements % BSONR_TICK) == 0)
+			v->limits->tick(v->limits->arg);
 		/* the type first: a stray byte reads better as a type than as a key */
 		if (!(elem[0] >= BSONR_DOUBLE && elem[0] <= BSONR_DECIMAL128) &&
 			elem[0] != BSONR_MINKEY && elem[0] != BSONR_MAXKEY)
@@ -334,7 +337,7 @@ bool
 bson_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
 			  BsonReadError *err)
 {
-	Validator	v = {data, limits, err};
+	Validator	v = {data, limits, err, 0};
 
 	if (len < BSONR_MIN_DOCUMENT)
 		return fail(&v, data, "input is %zu bytes long, and a BSON document has at least 5", len);
@@ -350,7 +353,7 @@ bson_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
 size_t
 bson_document_length(const uint8_t *data, size_t len, BsonReadError *err)
 {
-	Validator	v = {data, NULL, err};
+	Validator	v = {data, NULL, err, 0};
 	int32_t		doclen;
 
 	if (len < 4)

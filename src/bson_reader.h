@@ -71,7 +71,11 @@ typedef struct BsonReadLimits
 	int			max_depth;		/* 0: no limit of our own */
 	bool		(*enter) (void *arg, int depth);
 	void	   *arg;
+	/* called every BSONR_TICK elements (CHECK_FOR_INTERRUPTS), or NULL */
+	void		(*tick) (void *arg);
 } BsonReadLimits;
+
+#define BSONR_TICK 4096
 
 /*
  * Is data[0..len) exactly one valid BSON document, with nothing after it?

@@ -172,6 +172,13 @@ append_escaped(JsonWriter *jw, const char *s, size_t len)
 	}
 }
 
+/*
+ * How much of a string is converted to the server encoding at a time: the
+ * conversion needs a buffer of up to four times its input, so bounded
+ * pieces keep memory flat whatever the string's length.
+ */
+#define CONVERT_CHUNK 65536
+
 /* A UTF-8 string from the document as a JSON string, NULs as \u0000 */
 static void
 append_string(JsonWriter *jw, const char *s, size_t len, const BsonReadPath *path,
@@ -184,25 +191,40 @@ append_string(JsonWriter *jw, const char *s, size_t len, const BsonReadPath *pat
 	{
 		size_t		off = 0;
 
-		/* the conversion procedures stop at NUL: convert around each one */
+		/*
+		 * The conversion procedures stop at NUL: convert the pieces between
+		 * NULs, each in chunks cut at character boundaries.
+		 */
 		while (off < len)
 		{
-			const char *nul = memchr(s + off, '\0', len - off);
-			size_t		seg = nul ? (size_t) (nul - (s + off)) : len - off;
+			size_t		piece;
 
-			if (seg > 0)
-			{
-				size_t		outlen;
-				const char *text = bson_read_to_server(s + off, seg, &outlen, path, is_key);
-
-				append_escaped(jw, text, outlen);
-			}
-			off += seg;
-			if (nul)
+			if (s[off] == '\0')
 			{
 				jw_literal(jw, "\\u0000");
 				off++;
+				continue;
 			}
+			piece = Min(len - off, (size_t) CONVERT_CHUNK);
+			if (off + piece < len)
+			{
+				/* not inside a UTF-8 sequence */
+				while ((((const unsigned char *) s)[off + piece] & 0xC0) == 0x80)
+					piece--;
+			}
+			{
+				const char *nul = memchr(s + off, '\0', piece);
+				size_t		outlen;
+				const char *text;
+
+				if (nul)
+					piece = (size_t) (nul - (s + off));
+				text = bson_read_to_server(s + off, piece, &outlen, path, is_key, off);
+				append_escaped(jw, text, outlen);
+				if (text != s + off)
+					pfree((void *) text);
+			}
+			off += piece;
 		}
 	}
 	jw_char(jw, '"');

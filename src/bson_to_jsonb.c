@@ -71,6 +71,25 @@ push_number_text(JsonbReader *r, JsonbIteratorToken token, const char *text)
 													 Int32GetDatum(-1))));
 }
 
+/* jsonb strings hold at most JENTRY_OFFLENMASK bytes (256 MB) */
+static void
+check_jsonb_length(size_t len, const BsonReadPath *path, bool is_key)
+{
+	StringInfoData where;
+
+	if (likely(len <= JENTRY_OFFLENMASK))
+		return;
+	initStringInfo(&where);
+	bson_read_path_text(path, &where);
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s at %s is too long for jsonb", is_key ? "key" : "string",
+					where.data),
+			 errdetail("It takes %zu bytes, and a jsonb string holds at most %d.",
+					   len, (int) JENTRY_OFFLENMASK),
+			 errhint("Use bson_to_json, whose json text has no such limit below 1 GB.")));
+}
+
 /* A string value, in the server encoding; jsonb cannot hold NUL */
 static void
 push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
@@ -91,7 +110,9 @@ push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
 				 errdetail("jsonb strings cannot hold \\u0000."),
 				 errhint("Use bson_to_json, whose json text writes it as \\u0000.")));
 	}
-	text = bson_read_to_server(s, len, &outlen, path, false);
+	check_jsonb_length(len, path, false);
+	text = bson_read_to_server(s, len, &outlen, path, false, 0);
+	check_jsonb_length(outlen, path, false);
 	push_string(r, token, text, outlen);
 }
 
@@ -162,9 +183,13 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				uint8_t		subtype;
 				size_t		len;
 				const uint8 *data = bson_iter_binary(it, &subtype, &len);
-				char	   *b64 = palloc(4 * ((len + 2) / 3) + 1);
-				size_t		b64len = bson_base64_encode(data, len, b64);
+				char	   *b64;
+				size_t		b64len;
 				char		sub[3];
+
+				check_jsonb_length(4 * ((len + 2) / 3), path, false);
+				b64 = palloc(4 * ((len + 2) / 3) + 1);
+				b64len = bson_base64_encode(data, len, b64);
 
 				bson_hex_encode(&subtype, 1, sub);
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
@@ -364,7 +389,11 @@ push_document(JsonbReader *r, const uint8 *doc, bool array,
 		if (!array)
 		{
 			size_t		keylen;
-			const char *key = bson_read_to_server(it.key, it.keylen, &keylen, &path, true);
+			const char *key;
+
+			check_jsonb_length(it.keylen, &path, true);
+			key = bson_read_to_server(it.key, it.keylen, &keylen, &path, true, 0);
+			check_jsonb_length(keylen, &path, true);
 
 			push_string(r, WJB_KEY, key, keylen);
 		}

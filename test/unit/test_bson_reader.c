@@ -960,9 +960,9 @@ test_nesting(void)
 	b_close(&b);
 	b_close(&b);
 	{
-		BsonReadLimits three = {3, NULL, NULL};
-		BsonReadLimits two = {2, NULL, NULL};
-		BsonReadLimits one = {1, NULL, NULL};
+		BsonReadLimits three = {3, NULL, NULL, NULL};
+		BsonReadLimits two = {2, NULL, NULL, NULL};
+		BsonReadLimits one = {1, NULL, NULL, NULL};
 
 		expect_valid_lim("depth 3 with max_depth 3", b.d, b.n, &three);
 		expect_valid_lim("depth 3 with no limits", b.d, b.n, NULL);
@@ -991,7 +991,7 @@ test_enter_hook(void)
 {
 	Buf			b;
 	int			cap = 1000;
-	BsonReadLimits limits = {0, refuse_above, &cap};
+	BsonReadLimits limits = {0, refuse_above, &cap, NULL};
 	size_t		at2 = 0;
 
 	/* {a: {b: [ {}, {} ]}, c: {}} : 6 documents, deepest 3 */
@@ -1034,7 +1034,7 @@ test_enter_hook(void)
 	/* deep nesting: 500 levels, no limit, then capped at 200 */
 	{
 		static Buf	deep;
-		BsonReadLimits cap200 = {200, NULL, NULL};
+		BsonReadLimits cap200 = {200, NULL, NULL, NULL};
 		size_t		at201 = 0;
 
 		b_reset(&deep);
