@@ -408,6 +408,16 @@ check_error(const BsonReadError *err, size_t len)
 		CHECK(err->message[i] >= 0x20 && err->message[i] < 0x7F);
 }
 
+/* The tick hook: counts calls, which must be one per BSONR_TICK elements */
+static size_t ticks;
+
+static void
+tick_hook(void *arg)
+{
+	(void) arg;
+	ticks++;
+}
+
 /*
  * bson_validate with the fuzzer's limits; checks that the answer does not
  * depend on whether an error struct is passed, and the error when there is
@@ -416,7 +426,7 @@ check_error(const BsonReadError *err, size_t len)
 static bool
 validate(const uint8_t *data, size_t len, Hook *hook, BsonReadError *err)
 {
-	BsonReadLimits limits = {MAX_DEPTH, enter_hook, hook, NULL};
+	BsonReadLimits limits = {MAX_DEPTH, enter_hook, hook, tick_hook};
 	Hook		again;
 	BsonReadLimits limits2 = {MAX_DEPTH, enter_hook, &again, NULL};
 	bool		ok;

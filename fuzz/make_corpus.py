@@ -333,6 +333,8 @@ valid["nested_mixed_199"] = nest(199, doc(), kinds=(DOCUMENT, ARRAY))
 valid["nested_docs_250"] = nest(250, doc())
 
 valid["many_keys"] = doc(*(el(INT32, "k%d" % i, i32(i)) for i in range(200)))
+# more than BSONR_TICK (4096) elements: the validation's tick hook runs
+valid["many_nulls"] = doc(*(el(NULL, "n") for i in range(5000)))
 
 # a few written by pymongo itself
 valid["pymongo_mixed"] = bson.encode(SON([
