@@ -56,3 +56,18 @@ installcheck-win1252:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --encoding=WIN1252 --dbname=bson_out_win1252 encoding_win1252
 
 .PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii installcheck-win1252
+
+# pg_bsonexport (exporter/, issue 7): the command-line exporter, built,
+# installed and cleaned with the extension.  It is a libpq client, not part of
+# the server module, so it has its own Makefile; PG_CONFIG is passed on so
+# that both go to the same PostgreSQL.
+all: pg_bsonexport
+pg_bsonexport:
+	$(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG)
+install: install-pg_bsonexport
+install-pg_bsonexport: pg_bsonexport
+	$(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG) install
+clean: clean-pg_bsonexport
+clean-pg_bsonexport:
+	$(MAKE) --no-print-directory -C exporter clean
+.PHONY: pg_bsonexport install-pg_bsonexport clean-pg_bsonexport

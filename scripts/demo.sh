@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The main job on sample data: install what is missing, build and install
-# bson_out, start a throwaway cluster, convert sample rows with to_bson (and
-# a mongoexport-style line with json_to_bson) and show the BSON as pymongo's
-# independent decoder reads it.
+# bson_out (and pg_bsonexport), start a throwaway cluster, convert sample rows
+# with to_bson (and a mongoexport-style line with json_to_bson), show the BSON
+# as pymongo's independent decoder reads it, export the table to a .bson file
+# with pg_bsonexport (mongorestore's format) and read that file back, with
+# pymongo and with bson_documents/bson_to_json inside the database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-install_packages
+install_packages libpq-dev
 build_install
 cluster_start
 
@@ -46,3 +48,21 @@ for line in sys.stdin:
     doc = bson.decode(bytes.fromhex(line.strip()), CodecOptions(document_class=SON))
     print(show(doc))
 '
+
+echo
+echo "pg_bsonexport: the table as a .bson file (what mongorestore and bsondump read):"
+pg_bsonexport --table people --column doc -o "$CLUSTER_DIR/people.bson"
+ls -l "$CLUSTER_DIR/people.bson"
+echo "The file read back by pymongo (bson.decode_file_iter):"
+"$PYTHON" - "$CLUSTER_DIR/people.bson" <<'PY'
+import sys, bson
+from bson.codec_options import CodecOptions
+from bson.son import SON
+with open(sys.argv[1], "rb") as f:
+    for doc in bson.decode_file_iter(f, CodecOptions(document_class=SON)):
+        print(dict(doc))
+PY
+echo "The file read back inside the database (bson_documents, then bson_to_json):"
+psql -qX -v ON_ERROR_STOP=1 -v file="$CLUSTER_DIR/people.bson" <<'SQL'
+SELECT bson_to_json(d) AS document FROM bson_documents(pg_read_binary_file(:'file')) AS d;
+SQL

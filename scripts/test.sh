@@ -14,14 +14,15 @@
 #     through row_to_bson decoded by pymongo and compared with the values;
 #     bson_to_json against pymongo's json_util and the from_bson/to_bson
 #     round trips on 10,000 generated documents, plus 2,000 in LATIN1),
-#   - stops and removes the cluster.
+#   - stops and removes the cluster,
+#   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster).
 # The last line says "tests: N passed, M failed"; the exit status is 0 only
 # when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-install_packages || exit 1
+install_packages libpq-dev libbson-dev pkg-config time || exit 1
 make -s clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
 cluster_start || exit 1
@@ -116,6 +117,23 @@ CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, LATIN1 database" xcheck_decode_latin1 LATIN1 --count 2000 --alphabet latin1 --seed 2
 
 cluster_stop
+
+# pg_bsonexport (issue 7): the installed program, on its own throwaway cluster
+log "pg_bsonexport: exports read back by pymongo and libbson"
+exp_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh 2>&1)
+exp_rc=$?
+printf '%s\n' "$exp_out" | grep -E 'FAIL|^exporter:' | tail -25
+exp_line=$(printf '%s\n' "$exp_out" | grep -E '^exporter: [0-9]+ passed, [0-9]+ failed' | tail -1)
+exp_ok=$(printf '%s' "$exp_line" | sed -E 's/^exporter: ([0-9]+) passed.*/\1/')
+exp_bad=$(printf '%s' "$exp_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+passed=$((passed + ${exp_ok:-0}))
+failed=$((failed + ${exp_bad:-0}))
+if [ $exp_rc -ne 0 ] || [ -z "$exp_line" ]; then
+	[ "${exp_bad:-0}" -gt 0 ] || failed=$((failed + 1))
+	failures+=("pg_bsonexport tests")
+	[ -n "$exp_line" ] || printf '%s\n' "$exp_out" | tail -30
+fi
+
 echo
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed: ${failures[*]}"

@@ -1,0 +1,59 @@
+/*
+ * bson_check.c
+ *		The per-document check made on the way out (see bson_check.h).
+ */
+#include "bson_check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+const char *
+bson_too_large_message(size_t len, size_t max_size, char *err, size_t errsize)
+{
+	if (max_size == BSON_MONGODB_MAX_SIZE)
+		snprintf(err, errsize,
+				 "the document is %zu bytes, more than MongoDB's limit of %zu bytes (16 MiB); "
+				 "use --max-size to change the limit",
+				 len, max_size);
+	else
+		snprintf(err, errsize,
+				 "the document is %zu bytes, more than the --max-size limit of %zu bytes",
+				 len, max_size);
+	return err;
+}
+
+const char *
+bson_check_document(const char *data, size_t len, size_t max_size,
+					char *err, size_t errsize)
+{
+	const unsigned char *b = (const unsigned char *) data;
+	uint32_t	header;
+
+	if (len > max_size)
+		return bson_too_large_message(len, max_size, err, errsize);
+	if (len < BSON_MIN_SIZE)
+	{
+		snprintf(err, errsize,
+				 "the value is not a BSON document: %zu bytes, fewer than the %d of the smallest document",
+				 len, BSON_MIN_SIZE);
+		return err;
+	}
+	/* BSON integers are little-endian */
+	header = (uint32_t) b[0] | ((uint32_t) b[1] << 8) |
+		((uint32_t) b[2] << 16) | ((uint32_t) b[3] << 24);
+	if (header != len)
+	{
+		snprintf(err, errsize,
+				 "the value is not a BSON document: its length header says %lu bytes, but the value has %zu bytes",
+				 (unsigned long) header, len);
+		return err;
+	}
+	if (b[len - 1] != 0)
+	{
+		snprintf(err, errsize,
+				 "the value is not a BSON document: its last byte is 0x%02x, not 0x00",
+				 b[len - 1]);
+		return err;
+	}
+	return NULL;
+}

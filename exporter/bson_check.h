@@ -1,0 +1,37 @@
+/*
+ * bson_check.h
+ *		The per-document check made on the way out.
+ *
+ * Not a full BSON validation (the server's to_bson/row_to_bson produce valid
+ * documents; bson_is_valid() validates in SQL when wanted): it catches what
+ * would corrupt a .bson file as a stream, where every document's length
+ * header is the only framing.  A wrong length header or a missing final 0
+ * byte would make mongorestore or bsondump misread every later document; a
+ * document over MongoDB's size limit would be refused by the server.
+ */
+#ifndef BSON_CHECK_H
+#define BSON_CHECK_H
+
+#include <stddef.h>
+
+/* MongoDB's maximum document size (BSONObjMaxUserSize), the --max-size default */
+#define BSON_MONGODB_MAX_SIZE	(16 * 1024 * 1024)
+
+/* The smallest BSON document: int32 length 5 and the terminating 0 byte. */
+#define BSON_MIN_SIZE	5
+
+/*
+ * Check one document.  Returns NULL when it is fine, else writes what is
+ * wrong (without the row number; the caller adds it) into err and returns
+ * err.
+ */
+extern const char *bson_check_document(const char *data, size_t len,
+									   size_t max_size, char *err,
+									   size_t errsize);
+
+/* The message for a document over max_size; shared with the COPY parser's
+ * early refusal of an over-long field, so that both read the same. */
+extern const char *bson_too_large_message(size_t len, size_t max_size,
+										  char *err, size_t errsize);
+
+#endif							/* BSON_CHECK_H */

@@ -1,0 +1,52 @@
+/*
+ * db.h
+ *		Connections and server error messages.
+ */
+#ifndef DB_H
+#define DB_H
+
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+typedef struct ConnOpts
+{
+	const char *dbname;			/* a database name, or a conninfo string or URI */
+	const char *host;
+	const char *port;
+	const char *user;
+} ConnOpts;
+
+/* Connect; on failure NULL with an actionable message in err. */
+extern PGconn *db_connect(const ConnOpts *opts, char *err, size_t errsize);
+
+/*
+ * Another connection to exactly the server and database 'leader' is on (for
+ * the workers of --jobs: a conninfo listing several hosts must not send a
+ * worker to another one).
+ */
+extern PGconn *db_connect_like(PGconn *leader, char *err, size_t errsize);
+
+/*
+ * Prepare a connection for exporting: no statement, lock or idle timeouts
+ * (an export may legitimately run for hours; pg_dump does the same), and
+ * the read-only REPEATABLE READ transaction every query then runs in.
+ */
+extern int	db_begin_export(PGconn *conn, char *err, size_t errsize);
+
+/* Run a statement that returns no rows (or rows we ignore). */
+extern int	db_command(PGconn *conn, const char *sql, const char *what,
+					   char *err, size_t errsize);
+
+/*
+ * The server's error as "what: message" plus its detail and hint lines, or
+ * libpq's message when there is no result (lost connection).  The result
+ * may be NULL.
+ */
+extern void db_error(PGconn *conn, const PGresult *res, const char *what,
+					 char *err, size_t errsize);
+
+/* The table being exported (quoted), named in permission hints; or NULL. */
+extern const char *db_hint_table;
+
+#endif							/* DB_H */

@@ -1,0 +1,510 @@
+/*
+ * output.c
+ *		Temporary file, fsync, rename, cleanup (see output.h).
+ */
+#define _GNU_SOURCE
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "signals.h"
+
+/* Big enough that write(2) calls are few, small enough to stay out of the way. */
+#define OUT_BUFFER_SIZE		(1024 * 1024)
+
+/*
+ * Start the kernel's writeback of what has been written every this many
+ * bytes (sync_file_range, asynchronous): the final fsync then finds little
+ * left to write, instead of the whole file.
+ */
+#define WRITEBACK_STEP		(8 * 1024 * 1024)
+
+/* A durable output asks for a background fdatasync every this many bytes. */
+#define SYNC_STEP			(16 * 1024 * 1024)
+
+static int
+out_error(OutFile *o, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->errmsg, sizeof(o->errmsg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *
+out_name(const OutFile *o)
+{
+	return o->is_stdout ? "standard output" : o->tmp_path;
+}
+
+/* what to add to an errno message to make it actionable */
+static const char *
+errno_hint(int err)
+{
+	switch (err)
+	{
+		case ENOSPC:
+		case EDQUOT:
+			return "; free some space or write to another directory with -o";
+		case EPIPE:
+			return " (the reading end of the pipe was closed)";
+		case EACCES:
+		case EPERM:
+		case EROFS:
+			return "; choose a directory you can write to with -o";
+		default:
+			return "";
+	}
+}
+
+char *
+path_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char	   *d;
+
+	if (slash == NULL)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	d = malloc(slash - path + 1);
+	if (d)
+	{
+		memcpy(d, path, slash - path);
+		d[slash - path] = '\0';
+	}
+	return d;
+}
+
+static const char *
+path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static int
+init_buffer(OutFile *o)
+{
+	o->size = OUT_BUFFER_SIZE;
+	o->buf = malloc(o->size);
+	if (o->buf == NULL)
+		return out_error(o, "out of memory");
+	return 0;
+}
+
+/* Create and register the temporary file dir/.base.tmp.PID[.part]. */
+static int
+create_temp(OutFile *o, const char *dir, const char *base, int part)
+{
+	size_t		n = strlen(dir) + strlen(base) + 64;
+
+	o->tmp_path = malloc(n);
+	if (o->tmp_path == NULL)
+		return out_error(o, "out of memory");
+	if (part > 0)
+		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld.%d", dir, base, (long) getpid(), part);
+	else
+		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
+
+	/* O_EXCL: never write into someone else's file; O_RDWR: parts are read back */
+	o->fd = open(o->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (o->fd < 0)
+	{
+		int			err = errno;
+
+		out_error(o, "could not create the temporary output file \"%s\": %s%s",
+				  o->tmp_path, strerror(err), errno_hint(err));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return -1;
+	}
+	o->slot = signals_register_file(o->tmp_path);
+	if (o->slot < 0)
+	{
+		close(o->fd);
+		unlink(o->tmp_path);
+		o->fd = -1;
+		return out_error(o, "too many temporary files");
+	}
+	return 0;
+}
+
+static void
+out_reset(OutFile *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->slot = -1;
+}
+
+/* The helper thread: fdatasync whenever asked, until told to stop. */
+static void *
+syncer_main(void *arg)
+{
+	OutFile    *o = arg;
+
+	/* signals are the main thread's business (signals.h) */
+	signals_block();
+	pthread_mutex_lock(&o->sync_lock);
+	for (;;)
+	{
+		while (!o->sync_pending && !o->sync_stop)
+			pthread_cond_wait(&o->sync_cond, &o->sync_lock);
+		if (o->sync_stop)
+			break;
+		o->sync_pending = 0;
+		o->sync_busy = 1;
+		pthread_mutex_unlock(&o->sync_lock);
+		if (fdatasync(o->fd) != 0 && o->sync_errno == 0)
+			o->sync_errno = errno;
+		pthread_mutex_lock(&o->sync_lock);
+		o->sync_busy = 0;
+	}
+	pthread_mutex_unlock(&o->sync_lock);
+	return NULL;
+}
+
+/* Ask for a background fdatasync, unless one is already pending or running. */
+static void
+request_sync(OutFile *o)
+{
+	if (!o->syncer_started)
+	{
+		pthread_mutex_init(&o->sync_lock, NULL);
+		pthread_cond_init(&o->sync_cond, NULL);
+		if (pthread_create(&o->syncer, NULL, syncer_main, o) != 0)
+		{
+			/* no helper: the final fsync does all the work, as without one */
+			o->durable = 0;
+			pthread_mutex_destroy(&o->sync_lock);
+			pthread_cond_destroy(&o->sync_cond);
+			return;
+		}
+		o->syncer_started = 1;
+	}
+	pthread_mutex_lock(&o->sync_lock);
+	if (!o->sync_busy)
+	{
+		o->sync_pending = 1;
+		pthread_cond_signal(&o->sync_cond);
+	}
+	pthread_mutex_unlock(&o->sync_lock);
+}
+
+/* Stop and join the helper thread, if any. */
+static void
+stop_syncer(OutFile *o)
+{
+	if (!o->syncer_started)
+		return;
+	pthread_mutex_lock(&o->sync_lock);
+	o->sync_stop = 1;
+	pthread_cond_signal(&o->sync_cond);
+	pthread_mutex_unlock(&o->sync_lock);
+	pthread_join(o->syncer, NULL);
+	pthread_mutex_destroy(&o->sync_lock);
+	pthread_cond_destroy(&o->sync_cond);
+	o->syncer_started = 0;
+}
+
+int
+out_open(OutFile *o, const char *path, int force, int durable)
+{
+	struct stat st;
+	char	   *dir;
+	int			rc;
+
+	out_reset(o);
+	if (init_buffer(o) != 0)
+		return -1;
+	if (strcmp(path, "-") == 0)
+	{
+		o->is_stdout = 1;
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+
+	if (stat(path, &st) == 0)
+	{
+		if (S_ISDIR(st.st_mode))
+			return out_error(o, "output \"%s\" is a directory; give a file name to -o", path);
+		if (!force)
+			return out_error(o, "output file \"%s\" already exists; use --force to overwrite it", path);
+	}
+	o->final_path = strdup(path);
+	dir = path_dirname(path);
+	if (o->final_path == NULL || dir == NULL)
+	{
+		free(dir);
+		return out_error(o, "out of memory");
+	}
+	rc = create_temp(o, dir, path_basename(path), 0);
+	free(dir);
+	o->durable = durable;
+	return rc;
+}
+
+int
+out_open_part(OutFile *o, const char *dir, const char *base, int part)
+{
+	out_reset(o);
+	if (init_buffer(o) != 0)
+		return -1;
+	return create_temp(o, dir, base, part);
+}
+
+/* write(2) all of it, across short writes and signals */
+static int
+write_all(OutFile *o, const char *p, size_t len)
+{
+	while (len > 0)
+	{
+		ssize_t		w = write(o->fd, p, len);
+
+		if (w < 0)
+		{
+			int			err = errno;
+
+			if (err == EINTR && !interrupted)
+				continue;
+			if (err == EINTR)
+				return out_error(o, "interrupted");
+			return out_error(o, "could not write to %s%s%s: %s%s",
+							 o->is_stdout ? "" : "\"", out_name(o),
+							 o->is_stdout ? "" : "\"", strerror(err), errno_hint(err));
+		}
+		p += w;
+		len -= (size_t) w;
+		o->flushed += (uint64_t) w;
+	}
+	return 0;
+}
+
+static int
+flush_buffer(OutFile *o)
+{
+	if (o->used == 0)
+		return 0;
+	if (write_all(o, o->buf, o->used) != 0)
+		return -1;
+	o->used = 0;
+
+	/*
+	 * A durable output: start writing back what is complete (a hint,
+	 * errors come with fsync), and make it durable in the background every
+	 * SYNC_STEP bytes (see output.h).
+	 */
+	if (o->durable && o->flushed - o->writeback >= WRITEBACK_STEP)
+	{
+		(void) sync_file_range(o->fd, (off_t) o->writeback,
+							   (off_t) (o->flushed - o->writeback),
+							   SYNC_FILE_RANGE_WRITE);
+		if (o->flushed / SYNC_STEP != o->writeback / SYNC_STEP)
+			request_sync(o);
+		o->writeback = o->flushed;
+	}
+	return 0;
+}
+
+int
+out_write(OutFile *o, const void *data, size_t len)
+{
+	o->bytes += len;
+	if (o->used + len > o->size)
+	{
+		if (flush_buffer(o) != 0)
+			return -1;
+		if (len >= o->size)
+			return write_all(o, data, len);
+	}
+	memcpy(o->buf + o->used, data, len);
+	o->used += len;
+	return 0;
+}
+
+int
+out_flush(OutFile *o, int sync)
+{
+	if (flush_buffer(o) != 0)
+		return -1;
+	if (!sync)
+		return 0;
+	stop_syncer(o);
+	if (o->sync_errno != 0)
+		return out_error(o, "could not fdatasync \"%s\": %s%s", o->tmp_path,
+						 strerror(o->sync_errno), errno_hint(o->sync_errno));
+	if (o->is_stdout)
+	{
+		struct stat st;
+
+		/* a pipe or terminal has nothing to sync; a redirected file has */
+		if (fstat(o->fd, &st) != 0 || !S_ISREG(st.st_mode))
+			return 0;
+		if (fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
+			return out_error(o, "could not fsync standard output: %s", strerror(errno));
+		return 0;
+	}
+	if (fsync(o->fd) != 0)
+	{
+		int			err = errno;
+
+		return out_error(o, "could not fsync \"%s\": %s%s", o->tmp_path,
+						 strerror(err), errno_hint(err));
+	}
+	return 0;
+}
+
+int
+out_append(OutFile *o, OutFile *part)
+{
+	off_t		off = 0;
+	uint64_t	left;
+
+	if (flush_buffer(part) != 0)
+		return out_error(o, "%s", part->errmsg);
+	if (flush_buffer(o) != 0)
+		return -1;
+	left = part->flushed;
+
+	/* in the kernel where it can (no copy through user space; a reflink on
+	 * some file systems), else through our buffer */
+	while (left > 0)
+	{
+		ssize_t		n = copy_file_range(part->fd, &off, o->fd, NULL, left, 0);
+
+		if (n < 0 && errno == EINTR && !interrupted)
+			continue;
+		if (n <= 0)
+			break;
+		left -= (uint64_t) n;
+		o->flushed += (uint64_t) n;
+		o->bytes += (uint64_t) n;
+	}
+	while (left > 0)
+	{
+		size_t		want = left < o->size ? (size_t) left : o->size;
+		ssize_t		n = pread(part->fd, o->buf, want, off);
+
+		if (n < 0 && errno == EINTR && !interrupted)
+			continue;
+		if (n < 0)
+			return out_error(o, "could not read the temporary file \"%s\": %s",
+							 part->tmp_path, strerror(errno));
+		if (n == 0)
+			return out_error(o, "the temporary file \"%s\" is shorter than written",
+							 part->tmp_path);
+		if (write_all(o, o->buf, (size_t) n) != 0)
+			return -1;
+		o->bytes += (uint64_t) n;
+		off += n;
+		left -= (uint64_t) n;
+	}
+	return 0;
+}
+
+/* fsync the directory, so that the rename itself survives a crash */
+static int
+sync_dir(OutFile *o)
+{
+	char	   *dir = path_dirname(o->final_path);
+	int			fd;
+	int			rc = 0;
+
+	if (dir == NULL)
+		return out_error(o, "out of memory");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+	{
+		/* some file systems cannot sync a directory: nothing more to do there */
+		if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+			rc = out_error(o, "\"%s\" is complete, but fsync of its directory failed: %s",
+						   o->final_path, strerror(errno));
+		close(fd);
+	}
+	free(dir);
+	return rc;
+}
+
+int
+out_commit(OutFile *o, int force, int sync)
+{
+	int			rc;
+
+	if (o->is_stdout)
+		return 0;
+	stop_syncer(o);
+	if (close(o->fd) != 0)
+	{
+		o->fd = -1;
+		return out_error(o, "could not close \"%s\": %s", o->tmp_path, strerror(errno));
+	}
+	o->fd = -1;
+
+	if (force)
+		rc = rename(o->tmp_path, o->final_path);
+	else
+	{
+		rc = renameat2(AT_FDCWD, o->tmp_path, AT_FDCWD, o->final_path, RENAME_NOREPLACE);
+		if (rc != 0 && (errno == EINVAL || errno == ENOSYS))
+		{
+			/* no RENAME_NOREPLACE here: link(2) refuses an existing target too */
+			rc = link(o->tmp_path, o->final_path);
+			if (rc == 0)
+				(void) unlink(o->tmp_path);
+		}
+	}
+	if (rc != 0)
+	{
+		int			err = errno;
+
+		if (err == EEXIST)
+			return out_error(o, "output file \"%s\" appeared during the export; not overwritten "
+							 "(use --force to overwrite it)", o->final_path);
+		return out_error(o, "could not rename \"%s\" to \"%s\": %s",
+						 o->tmp_path, o->final_path, strerror(err));
+	}
+	signals_unregister_file(o->slot);
+	o->slot = -1;
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	return sync ? sync_dir(o) : 0;
+}
+
+void
+out_abort(OutFile *o)
+{
+	stop_syncer(o);
+	if (o->fd >= 0 && !o->is_stdout)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp_path)
+	{
+		(void) unlink(o->tmp_path);
+		signals_unregister_file(o->slot);
+		o->slot = -1;
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+	}
+}
+
+void
+out_free(OutFile *o)
+{
+	free(o->buf);
+	free(o->final_path);
+	free(o->tmp_path);
+	o->buf = NULL;
+	o->final_path = NULL;
+	o->tmp_path = NULL;
+}

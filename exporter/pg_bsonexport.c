@@ -1,0 +1,706 @@
+/*
+ * pg_bsonexport.c
+ *		Stream a table or query into a mongorestore-ready .bson file.
+ *
+ *	pg_bsonexport [connection options] (--table NAME [--column COL] | --query SQL)
+ *				  [--extended-json] [-o FILE | -o -] [--jobs N [--split]] ...
+ *
+ * This file has the options and the main flow: connect, check what is to
+ * be exported (source.c), open the outputs (output.c), run the export jobs
+ * (export.c) on threads while showing progress (progress.c), then either
+ * commit every output or remove every temporary file.  The COPY binary
+ * format is parsed in copy_binary.c, documents are checked in bson_check.c,
+ * and interruptions are handled as signals.c describes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "bson_check.h"
+#include "db.h"
+#include "export.h"
+#include "output.h"
+#include "progress.h"
+#include "signals.h"
+#include "source.h"
+
+#define PROGNAME	"pg_bsonexport"
+#define VERSION		"0.1.0"
+#define MAX_JOBS	64
+
+typedef struct Options
+{
+	ConnOpts	conn;
+	const char *table;
+	const char *column;
+	const char *query;
+	int			extended_json;
+	const char *output;
+	int			force;
+	int			no_sync;
+	int			jobs;
+	int			split;
+	int			quiet;
+	int			verbose;
+	size_t		max_size;
+} Options;
+
+/* everything the cleanup must see */
+static Options opt;
+static PGconn *conns[MAX_JOBS];
+static PGcancel *cancels[MAX_JOBS];
+static int	cancel_slots[MAX_JOBS];
+static OutFile outs[MAX_JOBS];	/* final outputs: 1, or njobs with --split */
+static int	nouts;
+static OutFile parts[MAX_JOBS];	/* --jobs, one file: parts[1..nparts-1] (job
+								 * 1 writes outs[0], so parts[0] is unused) */
+static int	nparts;
+static Progress progress;
+static char errbuf[4096];
+
+/* for waking the main thread when a job ends */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+			"%s streams a table or query into a .bson file that mongorestore and\n"
+			"bsondump read: the BSON documents back to back, checked on the way.\n"
+			"\n"
+			"Usage:\n"
+			"  %s [OPTION]... --table NAME [--column COL] [DBNAME]\n"
+			"  %s [OPTION]... --query 'SELECT <one bytea column>' [DBNAME]\n"
+			"\n"
+			"What to export:\n"
+			"  -t, --table=NAME        every row as row_to_bson(row) (typed columns); NAME\n"
+			"                          follows SQL rules (schema.table, \"MixedCase\")\n"
+			"  -c, --column=COL        with --table: to_bson(COL) of that jsonb column, or\n"
+			"                          json_to_bson(COL) of a json column\n"
+			"      --extended-json     with --column: Extended JSON wrappers ({\"$oid\": ...})\n"
+			"                          become BSON types (extended_json => true)\n"
+			"      --query=SQL         any query returning one bytea column of BSON documents\n"
+			"\n"
+			"Output:\n"
+			"  -o, --output=FILE       write FILE (default, or \"-\": standard output); written\n"
+			"                          to a temporary file .FILE.tmp.PID beside it, fsynced and\n"
+			"                          renamed when complete, removed on any error\n"
+			"  -f, --force             overwrite FILE if it exists\n"
+			"      --no-sync           do not fsync FILE before renaming it (faster; as\n"
+			"                          pg_dump --no-sync: an OS crash may then lose it)\n"
+			"  -j, --jobs=N            with --table: N connections export disjoint block\n"
+			"                          ranges of the table in one snapshot (default 1)\n"
+			"      --split             with --jobs: N files FILE.0001.bson ... FILE.000N.bson\n"
+			"                          (FILE's .bson suffix, if any, moved after the number)\n"
+			"                          instead of one file in table order\n"
+			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
+			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit\n"
+			"  -q, --quiet             no progress line, no summary\n"
+			"  -v, --verbose           also print the statements run\n"
+			"\n"
+			"Connection (libpq; the PG* environment variables apply too):\n"
+			"  -d, --dbname=DBNAME     database name, or a conninfo string or URI\n"
+			"  -h, --host=HOST         server host or socket directory\n"
+			"  -p, --port=PORT         server port\n"
+			"  -U, --username=USER     user name\n"
+			"\n"
+			"  -V, --version           print the version and exit\n"
+			"  -?, --help              print this help and exit\n"
+			"\n"
+			"A NULL row is skipped and counted.  Each document must have a length header\n"
+			"equal to its length, a final 0 byte, and at most --max-size bytes; otherwise\n"
+			"the export stops, naming the row.  Exit status: 0 on success, 1 on an error,\n"
+			"2 on a usage error; killed by the signal after SIGINT, SIGTERM, SIGHUP.\n",
+			PROGNAME, PROGNAME, PROGNAME);
+}
+
+static void
+die_usage(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: error: ", PROGNAME);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", PROGNAME);
+	exit(2);
+}
+
+/* Print a possibly multi-line message: its first line as the error. */
+static void
+print_error(const char *msg)
+{
+	progress_clear(&progress);
+	fprintf(stderr, "%s: error: %s\n", PROGNAME, msg);
+}
+
+/* Remove every temporary file, close every connection; then exit or die of the signal. */
+static void
+cleanup_and_exit(int status)
+{
+	int			i;
+
+	for (i = 0; i < nouts; i++)
+		out_abort(&outs[i]);
+	for (i = 1; i < nparts; i++)
+		out_abort(&parts[i]);
+	for (i = 0; i < MAX_JOBS; i++)
+		if (conns[i])
+			PQfinish(conns[i]);
+	if (interrupted)
+	{
+		progress_clear(&progress);
+		fprintf(stderr, "%s: interrupted by %s; no output written\n", PROGNAME,
+				interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" :
+				interrupted == SIGHUP ? "SIGHUP" : "SIGQUIT");
+		signals_reraise();
+	}
+	exit(status);
+}
+
+static void
+fail(const char *msg)
+{
+	if (!interrupted)
+		print_error(msg);
+	cleanup_and_exit(1);
+}
+
+static size_t
+parse_size(const char *s)
+{
+	char	   *end;
+	unsigned long long v;
+	unsigned long long mult = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		die_usage("invalid --max-size \"%s\": give a number of bytes, e.g. 16M", s);
+	if (*end == 'k' || *end == 'K')
+		mult = 1024, end++;
+	else if (*end == 'M')
+		mult = 1024 * 1024, end++;
+	else if (*end == 'G')
+		mult = 1024 * 1024 * 1024, end++;
+	if (mult > 1 && (strcmp(end, "B") == 0 || strcmp(end, "iB") == 0))
+		end += strlen(end);
+	if (*end != '\0')
+		die_usage("invalid --max-size \"%s\": use bytes or a suffix k, M, G (KiB, MiB, GiB)", s);
+	if (v > (unsigned long long) INT32_MAX / mult || v * mult < BSON_MIN_SIZE)
+		die_usage("--max-size must be between %d bytes and 2 GiB (BSON's length is an int32)",
+				  BSON_MIN_SIZE);
+	return (size_t) (v * mult);
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"host", required_argument, NULL, 'h'},
+		{"port", required_argument, NULL, 'p'},
+		{"username", required_argument, NULL, 'U'},
+		{"table", required_argument, NULL, 't'},
+		{"column", required_argument, NULL, 'c'},
+		{"query", required_argument, NULL, 1},
+		{"extended-json", no_argument, NULL, 2},
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"split", no_argument, NULL, 3},
+		{"max-size", required_argument, NULL, 4},
+		{"no-sync", no_argument, NULL, 5},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, '?'},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+	char	   *end;
+
+	opt.jobs = 1;
+	opt.max_size = BSON_MONGODB_MAX_SIZE;
+	opt.output = "-";
+
+	/* --help and --version alone, as PostgreSQL's programs take them */
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-?") == 0))
+	{
+		usage(stdout);
+		exit(0);
+	}
+	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0))
+	{
+		printf("%s %s\n", PROGNAME, VERSION);
+		exit(0);
+	}
+
+	while ((c = getopt_long(argc, argv, "d:h:p:U:t:c:o:fj:qvV?", longopts, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'd':
+				opt.conn.dbname = optarg;
+				break;
+			case 'h':
+				opt.conn.host = optarg;
+				break;
+			case 'p':
+				opt.conn.port = optarg;
+				break;
+			case 'U':
+				opt.conn.user = optarg;
+				break;
+			case 't':
+				opt.table = optarg;
+				break;
+			case 'c':
+				opt.column = optarg;
+				break;
+			case 1:
+				opt.query = optarg;
+				break;
+			case 2:
+				opt.extended_json = 1;
+				break;
+			case 'o':
+				opt.output = optarg;
+				break;
+			case 'f':
+				opt.force = 1;
+				break;
+			case 'j':
+				errno = 0;
+				opt.jobs = (int) strtol(optarg, &end, 10);
+				if (errno || *end || end == optarg || opt.jobs < 1 || opt.jobs > MAX_JOBS)
+					die_usage("--jobs must be a number from 1 to %d, not \"%s\"", MAX_JOBS, optarg);
+				break;
+			case 3:
+				opt.split = 1;
+				break;
+			case 4:
+				opt.max_size = parse_size(optarg);
+				break;
+			case 5:
+				opt.no_sync = 1;
+				break;
+			case 'q':
+				opt.quiet = 1;
+				break;
+			case 'v':
+				opt.verbose = 1;
+				break;
+			case 'V':
+				printf("%s %s\n", PROGNAME, VERSION);
+				exit(0);
+			case '?':
+				if (optopt == 0 && strcmp(argv[optind - 1], "-?") == 0)
+				{
+					usage(stdout);
+					exit(0);
+				}
+				fprintf(stderr, "Try \"%s --help\" for more information.\n", PROGNAME);
+				exit(2);
+			default:
+				exit(2);
+		}
+	}
+	if (optind < argc)
+	{
+		if (opt.conn.dbname == NULL)
+			opt.conn.dbname = argv[optind++];
+		if (optind < argc)
+			die_usage("too many arguments, starting with \"%s\"", argv[optind]);
+	}
+
+	if ((opt.table == NULL) == (opt.query == NULL))
+		die_usage("give either --table NAME or --query SQL");
+	if (opt.column && !opt.table)
+		die_usage("--column needs --table (with --query, the query picks the column)");
+	if (opt.extended_json && !opt.column)
+		die_usage("--extended-json needs --table with --column (a query chooses its own "
+				  "conversion: to_bson(doc, true))");
+	if (opt.jobs > 1 && opt.query)
+		die_usage("--jobs needs --table: a query cannot be split into block ranges");
+	if (opt.split && strcmp(opt.output, "-") == 0)
+		die_usage("--split needs -o FILE: it writes numbered files");
+	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
+		die_usage("refusing to write BSON to a terminal; use -o FILE, or redirect standard output");
+}
+
+/* FILE.0001.bson for --split: FILE's .bson suffix, if any, moved after the number. */
+static char *
+split_name(const char *path, int k)
+{
+	size_t		len = strlen(path);
+	size_t		n = len + 16;
+	char	   *s = malloc(n);
+
+	if (s == NULL)
+		return NULL;
+	if (len > 5 && strcmp(path + len - 5, ".bson") == 0)
+		len -= 5;
+	snprintf(s, n, "%.*s.%04d.bson", (int) len, path, k);
+	return s;
+}
+
+static void *
+job_thread(void *arg)
+{
+	Job		   *job = arg;
+
+	(void) job_run(job);
+	pthread_mutex_lock(&done_lock);
+	pthread_cond_broadcast(&done_cond);
+	pthread_mutex_unlock(&done_lock);
+	return NULL;
+}
+
+static void
+verbose(const char *fmt,...)
+{
+	va_list		ap;
+
+	if (!opt.verbose)
+		return;
+	fprintf(stderr, "%s: ", PROGNAME);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+main(int argc, char **argv)
+{
+	Source		src;
+	static Job	jobs[MAX_JOBS];
+	pthread_t	threads[MAX_JOBS];
+	int			njobs;
+	int			i;
+	int64_t		nblocks = 0;
+	char		snapshot[128] = "";
+	uint64_t	rows = 0;
+	uint64_t	bytes = 0;
+	uint64_t	nulls = 0;
+	int			first_failed = -1;
+	double		elapsed;
+
+	parse_options(argc, argv);
+	signals_install();
+	progress_init(&progress, !opt.quiet && isatty(STDERR_FILENO), -1);
+	njobs = opt.jobs;
+
+	/* the leader connection, which is also job 1's */
+	conns[0] = db_connect(&opt.conn, errbuf, sizeof(errbuf));
+	if (conns[0] == NULL)
+		fail(errbuf);
+	if (db_begin_export(conns[0], errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+
+	if (opt.table)
+	{
+		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, &src,
+						 errbuf, sizeof(errbuf)) != 0)
+			fail(errbuf);
+	}
+	else if (source_query(conns[0], opt.query, &src, errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	progress.estimate = src.reltuples;
+	db_hint_table = src.table;
+
+	if (njobs > 1)
+	{
+		char		sql[1024];
+		PGresult   *res;
+
+		if (src.relkind != 'r' && src.relkind != 'm')
+		{
+			snprintf(errbuf, sizeof(errbuf), "--jobs needs a plain table or materialized view "
+					 "(it splits the table's blocks); %s is a %s\nhint: export it without --jobs",
+					 src.table, src.relkind == 'v' ? "view" : src.relkind == 'p' ?
+					 "partitioned table (export each partition with --jobs instead)" : "foreign table");
+			fail(errbuf);
+		}
+		if (src.has_children)
+		{
+			snprintf(errbuf, sizeof(errbuf), "--jobs cannot split %s: it has inheritance children, "
+					 "whose blocks are elsewhere\nhint: export it without --jobs", src.table);
+			fail(errbuf);
+		}
+		if (PQserverVersion(conns[0]) < 140000)
+			fprintf(stderr, "%s: warning: the server is older than PostgreSQL 14, which has no "
+					"TID Range Scan: every job will scan the whole table\n", PROGNAME);
+
+		/*
+		 * Hold the table against DROP and TRUNCATE until every job has
+		 * read its rows (TRUNCATE is not MVCC-safe), then export the
+		 * snapshot that every job's transaction will import.
+		 */
+		snprintf(sql, sizeof(sql), "LOCK TABLE %s IN ACCESS SHARE MODE", src.table);
+		if (db_command(conns[0], sql, "could not lock the table", errbuf, sizeof(errbuf)) != 0)
+			fail(errbuf);
+		res = PQexec(conns[0], "SELECT pg_export_snapshot()");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			db_error(conns[0], res, "could not export the snapshot for --jobs", errbuf, sizeof(errbuf));
+			PQclear(res);
+			fail(errbuf);
+		}
+		snprintf(snapshot, sizeof(snapshot), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+		nblocks = source_blocks(conns[0], &src, errbuf, sizeof(errbuf));
+		if (nblocks < 0)
+			fail(errbuf);
+		verbose("snapshot %s, %lld blocks", snapshot, (long long) nblocks);
+
+		for (i = 1; i < njobs; i++)
+		{
+			conns[i] = db_connect_like(conns[0], errbuf, sizeof(errbuf));
+			if (conns[i] == NULL)
+				fail(errbuf);
+			if (db_begin_export(conns[i], errbuf, sizeof(errbuf)) != 0)
+				fail(errbuf);
+			snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%s'", snapshot);
+			if (db_command(conns[i], sql, "could not import the snapshot for --jobs",
+						   errbuf, sizeof(errbuf)) != 0)
+				fail(errbuf);
+		}
+	}
+
+	/* outputs: opened only now, so that a failed check leaves nothing */
+	if (opt.split)
+	{
+		for (i = 0; i < njobs; i++)
+		{
+			char	   *name = split_name(opt.output, i + 1);
+
+			if (name == NULL)
+				fail("out of memory");
+			if (out_open(&outs[i], name, opt.force, !opt.no_sync) != 0)
+			{
+				free(name);
+				fail(outs[i].errmsg);
+			}
+			free(name);
+			nouts++;
+		}
+	}
+	else
+	{
+		if (out_open(&outs[0], opt.output, opt.force, !opt.no_sync) != 0)
+			fail(outs[0].errmsg);
+		nouts = 1;
+		if (njobs > 1)
+		{
+			/* job k > 1 writes a part, appended in order at the end */
+			char	   *dir;
+			const char *base;
+
+			if (outs[0].is_stdout)
+			{
+				dir = strdup(getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp");
+				base = PROGNAME "-stdout";
+			}
+			else
+			{
+				dir = path_dirname(opt.output);
+				base = strrchr(opt.output, '/') ? strrchr(opt.output, '/') + 1 : opt.output;
+			}
+			if (dir == NULL)
+				fail("out of memory");
+			for (i = 1; i < njobs; i++)
+			{
+				if (out_open_part(&parts[i], dir, base, i + 1) != 0)
+				{
+					free(dir);
+					fail(parts[i].errmsg);
+				}
+				nparts = i + 1;
+			}
+			free(dir);
+		}
+	}
+
+	for (i = 0; i < njobs; i++)
+	{
+		Job		   *j = &jobs[i];
+
+		j->id = i + 1;
+		j->njobs = njobs;
+		j->conn = conns[i];
+		j->max_size = opt.max_size;
+		j->out = opt.split ? &outs[i] : (i == 0 ? &outs[0] : &parts[i]);
+		j->first_block = -1;
+		j->end_block = -1;
+		if (njobs > 1)
+		{
+			/* the first range open below, the last open above: nothing is missed */
+			if (i > 0)
+				j->first_block = nblocks * i / njobs;
+			if (i < njobs - 1)
+				j->end_block = nblocks * (i + 1) / njobs;
+		}
+		j->sql = source_copy_sql(&src, j->first_block, j->end_block);
+		if (j->sql == NULL)
+			fail("out of memory");
+		verbose("job %d: %s", j->id, j->sql);
+		cancels[i] = PQgetCancel(conns[i]);
+		cancel_slots[i] = signals_register_cancel(cancels[i]);
+	}
+
+	/* the jobs' threads inherit a mask with the signals blocked: see signals.h */
+	progress.start = now_seconds();
+	signals_block();
+	for (i = 0; i < njobs; i++)
+		if (pthread_create(&threads[i], NULL, job_thread, &jobs[i]) != 0)
+		{
+			signals_unblock();
+			atomic_store(&export_stop, 1);
+			for (int k = 0; k < i; k++)
+			{
+				PQcancel(cancels[k], errbuf, sizeof(errbuf));
+				pthread_join(threads[k], NULL);
+			}
+			fail("could not start a thread for --jobs");
+		}
+	signals_unblock();
+
+	/* wait for the jobs, showing progress; on the first failure, stop the others */
+	for (;;)
+	{
+		int			running = 0;
+		struct timespec ts;
+
+		rows = bytes = 0;
+		for (i = 0; i < njobs; i++)
+		{
+			rows += atomic_load_explicit(&jobs[i].rows, memory_order_relaxed);
+			bytes += atomic_load_explicit(&jobs[i].bytes, memory_order_relaxed);
+			if (!atomic_load(&jobs[i].finished))
+				running++;
+			else if (jobs[i].failed && first_failed < 0 && !interrupted &&
+					 !atomic_load(&export_stop))
+			{
+				first_failed = i;
+				atomic_store(&export_stop, 1);
+				for (int k = 0; k < njobs; k++)
+					if (k != i && cancels[k])
+						PQcancel(cancels[k], errbuf, sizeof(errbuf));
+			}
+		}
+		if (running == 0)
+			break;
+		progress_update(&progress, rows, bytes);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L)
+		{
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&done_lock);
+		/* a job that ends between the check and the wait costs at most 100 ms */
+		pthread_cond_timedwait(&done_cond, &done_lock, &ts);
+		pthread_mutex_unlock(&done_lock);
+	}
+	for (i = 0; i < njobs; i++)
+		pthread_join(threads[i], NULL);
+
+	/* from here on only this thread runs: the cancel objects can go */
+	for (i = 0; i < njobs; i++)
+	{
+		signals_unregister_cancel(cancel_slots[i]);
+		PQfreeCancel(cancels[i]);
+		cancels[i] = NULL;
+		nulls += atomic_load(&jobs[i].nulls);
+	}
+	if (interrupted)
+		cleanup_and_exit(1);
+	if (first_failed < 0)
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].failed)
+			{
+				first_failed = i;
+				break;
+			}
+	if (first_failed >= 0)
+		fail(jobs[first_failed].errmsg);
+
+	/* one file from N jobs: the parts, in block order, after job 1's rows */
+	for (i = 1; i < nparts; i++)
+	{
+		if (out_append(&outs[0], &parts[i]) != 0)
+			fail(outs[0].errmsg);
+		out_abort(&parts[i]);
+		if (interrupted)
+			cleanup_and_exit(1);
+	}
+	for (i = 0; i < nouts; i++)
+		if (out_flush(&outs[i], !opt.no_sync) != 0)
+			fail(outs[i].errmsg);
+
+	/* commit: no signal may remove a file while it is being renamed */
+	signals_block();
+	if (interrupted)
+		cleanup_and_exit(1);
+	for (i = 0; i < nouts; i++)
+		if (out_commit(&outs[i], opt.force, !opt.no_sync) != 0)
+		{
+			/* the files renamed so far stay: each of them is complete */
+			signals_unblock();
+			fail(outs[i].errmsg);
+		}
+	signals_unblock();
+
+	for (i = 0; i < MAX_JOBS; i++)
+		if (conns[i])
+		{
+			PQfinish(conns[i]);
+			conns[i] = NULL;
+		}
+
+	elapsed = now_seconds() - progress.start;
+	progress_clear(&progress);
+	if (!opt.quiet)
+	{
+		char		b[32];
+		char		r[32];
+		char		where[PATH_MAX + 64];
+
+		if (outs[0].is_stdout)
+			snprintf(where, sizeof(where), "standard output");
+		else if (nouts > 1)
+			snprintf(where, sizeof(where), "%d files %s ... %s", nouts, outs[0].final_path,
+					 outs[nouts - 1].final_path);
+		else
+			snprintf(where, sizeof(where), "%s", outs[0].final_path);
+		fprintf(stderr, "%s: %llu documents (%s) written to %s in %.2f s (%s/s)",
+				PROGNAME, (unsigned long long) rows, format_bytes((double) bytes, b, sizeof(b)),
+				where, elapsed, format_bytes(elapsed > 0 ? bytes / elapsed : 0, r, sizeof(r)));
+		if (nulls)
+			fprintf(stderr, "; %llu NULL row%s skipped", (unsigned long long) nulls,
+					nulls == 1 ? "" : "s");
+		fputc('\n', stderr);
+	}
+	for (i = 0; i < njobs; i++)
+		free((char *) jobs[i].sql);
+	for (i = 0; i < nouts; i++)
+		out_free(&outs[i]);
+	for (i = 1; i < nparts; i++)
+		out_free(&parts[i]);
+	source_free(&src);
+	return 0;
+}

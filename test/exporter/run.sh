@@ -1,0 +1,410 @@
+#!/usr/bin/env bash
+# Tests of pg_bsonexport (issue 7), on a throwaway cluster.
+#
+#   test/exporter/run.sh
+#
+# Assumes the extension is built and installed (make && make install); builds
+# the exporter from exporter/ with -Werror in a scratch directory (or tests
+# PG_BSONEXPORT=/path/to/binary), the
+# libbson reader test/exporter/read_libbson.c and the COPY-parser unit test.
+# Installs the Debian packages it needs when missing (libpq-dev, libbson-dev,
+# pkg-config, time, python3-bson, python3-psycopg2).
+#
+# What it checks: exports of the benchmark's tables (medium, small, typed,
+# medium_ext; 20,000 rows each from bench/gen_data.py) and of SQL-made tables,
+# read back by pymongo's bson.decode_file_iter and by libbson's bson_reader and
+# compared with the same rows converted in SQL, byte for byte; --jobs N equal
+# to --jobs 1 byte for byte, --split files concatenated equal to one file, the
+# TID Range Scan of the jobs' queries; NULL rows; the size limits; refused
+# queries and names; connection and permission errors; SIGINT, SIGTERM,
+# SIGKILL and a terminated backend mid-stream; a full disk; progress on a
+# terminal; constant memory.
+#
+# The last line is "exporter: N passed, M failed"; exit status 0 only when
+# nothing failed.  About a minute.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+source scripts/lib.sh
+
+install_packages libpq-dev libbson-dev pkg-config time || exit 1
+
+WORK=$(mktemp -d /tmp/exporter_test.XXXXXX)
+T_START=$(date +%s)
+
+# ---------------------------------------------------------------- build
+log "building pg_bsonexport, read_libbson and the COPY parser's unit test"
+if [ -n "${PG_BSONEXPORT:-}" ]; then
+	BIN=$PG_BSONEXPORT
+else
+	# built in a copy: the objects stay out of the work tree, and a make clean
+	# running there meanwhile cannot pull the binary from under the tests
+	mkdir -p "$WORK/build"
+	cp exporter/Makefile exporter/*.[ch] "$WORK/build/"
+	make -s -C "$WORK/build" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
+	BIN=$WORK/build/pg_bsonexport
+fi
+cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
+	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
+cc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-Iexporter -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c exporter/copy_binary.c || exit 1
+
+# our own cluster, never one the environment points at
+unset PGHOST PGPORT PGDATABASE PGUSER
+cluster_start || exit 1
+trap 'cluster_stop; rm -rf "$WORK"' EXIT
+DB=xexp
+export PGDATABASE=$DB
+
+passed=0
+failed=0
+failures=()
+pass() { passed=$((passed + 1)); printf 'ok   %s\n' "$1"; }
+fail() {
+	failed=$((failed + 1))
+	failures+=("$1")
+	printf 'FAIL %s\n' "$1"
+	[ -n "${2:-}" ] && printf '%s\n' "$2" | head -20 | sed 's/^/     | /'
+	return 0
+}
+Q() { psql -qX -v ON_ERROR_STOP=1 -At "$@"; }
+
+# run CMD...: stdout in $WORK/out, stderr in $WORK/err, status in $rc
+run() { "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?; }
+
+# no file at PATH and no temporary file .NAME.tmp.* beside it
+no_output() {
+	local d b
+	d=$(dirname "$1") b=$(basename "$1")
+	[ ! -e "$1" ] && ! compgen -G "$d/.$b.tmp.*" >/dev/null
+}
+
+# expect_error NAME STATUS REGEX CMD...: fails with STATUS and a message
+# matching REGEX on standard error
+expect_error() {
+	local name=$1 want=$2 re=$3
+	shift 3
+	run "$@"
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name" "exit status $rc, expected $want; stderr: $(cat "$WORK/err")"
+	elif ! grep -Eq -- "$re" "$WORK/err"; then
+		fail "$name" "stderr does not match /$re/: $(cat "$WORK/err")"
+	else
+		pass "$name: $(head -1 "$WORK/err" | cut -c1-150)"
+	fi
+}
+
+# verify NAME FILE SQL: both readers against the rows of SQL
+verify() {
+	local name=$1 file=$2 sql=$3 out
+	if ! "$WORK/read_libbson" "$file" >"$WORK/libbson.txt" 2>"$WORK/libbson.err"; then
+		fail "$name" "read_libbson: $(cat "$WORK/libbson.err")"
+		return
+	fi
+	if out=$("$PYTHON" test/exporter/verify.py --dbname "$DB" --sql "$sql" --file "$file" \
+		--libbson "$WORK/libbson.txt" 2>&1); then
+		pass "$name: ${out#verify $file: }"
+	else
+		fail "$name" "$out"
+	fi
+}
+
+# ---------------------------------------------------------------- unit test
+if out=$("$WORK/test_copy_binary" 2>&1); then
+	pass "COPY binary parser, chunked every way (ASan/UBSan): $(tail -1 <<<"$out")"
+else
+	fail "COPY binary parser unit test" "$out"
+fi
+
+# ---------------------------------------------------------------- data
+log "data: bench/gen_data.py at scale 0.1 (20,000 rows per table) and SQL-made tables"
+createdb -T template0 -E UTF8 "$DB" && Q -c "CREATE EXTENSION bson_out" || exit 1
+"$PYTHON" bench/gen_data.py --dbname "$DB" --scale 0.1 --tables small,medium,typed,medium_ext || exit 1
+Q <<'SQL' || exit 1
+CREATE TABLE nulls (id int, doc jsonb);
+INSERT INTO nulls SELECT g, CASE WHEN g % 10 <> 0 THEN jsonb_build_object('_id', g, 'v', g * 1.5) END
+  FROM generate_series(1, 1000) g;
+CREATE TABLE jt (id int, j json);
+INSERT INTO jt SELECT g, ('{"z": ' || g || ', "a": "x", "z": 1e400, "d": {"$date": "2024-01-02T03:04:05Z"}}')::json
+  FROM generate_series(1, 500) g;
+CREATE SCHEMA "My Schema";
+CREATE TABLE "My Schema"."Mixed Table" ("T" int, "Doc" jsonb);
+INSERT INTO "My Schema"."Mixed Table" SELECT g, jsonb_build_object('n', g) FROM generate_series(1, 100) g;
+CREATE VIEW medium_v AS SELECT * FROM medium;
+CREATE TABLE big (id int, doc jsonb);
+INSERT INTO big SELECT g, jsonb_build_object('_id', g, 'v', 'value ' || g, 'ok', g % 2 = 0) FROM generate_series(1, 1000000) g;
+VACUUM ANALYZE;
+CREATE ROLE noread LOGIN;
+SQL
+createdb -T template0 noext || exit 1
+Q -d noext -c "CREATE TABLE t (doc jsonb)" || exit 1
+
+# ---------------------------------------------------------------- exports read back
+log "exports read back by pymongo and libbson"
+M=$WORK/medium.bson
+run "$BIN" --table medium --column doc -o "$M"
+[ "$rc" -eq 0 ] || fail "export medium" "$(cat "$WORK/err")"
+verify "medium (to_bson of a jsonb column)" "$M" "SELECT to_bson(doc) FROM medium"
+if grep -Eq "^pg_bsonexport: 20000 documents \(.*\) written to $M in " "$WORK/err"; then
+	pass "summary line: $(cat "$WORK/err")"
+else
+	fail "summary line" "$(cat "$WORK/err")"
+fi
+run "$BIN" --table small --column doc -o "$WORK/small.bson" -q
+verify "small" "$WORK/small.bson" "SELECT to_bson(doc) FROM small"
+[ ! -s "$WORK/err" ] && pass "--quiet: nothing on standard error" || fail "--quiet" "$(cat "$WORK/err")"
+T=$WORK/typed.bson
+run "$BIN" --table typed -o "$T" -q
+verify "typed (row_to_bson of every row)" "$T" "SELECT row_to_bson(t) FROM typed t"
+run "$BIN" --table medium_ext --column doc --extended-json -o "$WORK/ext.bson" -q
+verify "medium_ext --extended-json (to_bson(doc, true))" "$WORK/ext.bson" "SELECT to_bson(doc, true) FROM medium_ext"
+run "$BIN" --table jt --column j -o "$WORK/jt.bson" -q
+verify "json column (json_to_bson)" "$WORK/jt.bson" "SELECT json_to_bson(j) FROM jt"
+run "$BIN" --table jt --column j --extended-json -o "$WORK/jtx.bson" -q
+verify "json column --extended-json" "$WORK/jtx.bson" "SELECT json_to_bson(j, true) FROM jt"
+run "$BIN" --query "SELECT row_to_bson(t) FROM typed t WHERE id % 3 = 0;" -o "$WORK/q.bson" -q
+verify "--query (trailing semicolon)" "$WORK/q.bson" "SELECT row_to_bson(t) FROM typed t WHERE id % 3 = 0"
+run "$BIN" --table '"My Schema"."Mixed Table"' --column '"Doc"' -o "$WORK/mixed.bson" -q
+verify "quoted schema-qualified mixed-case names" "$WORK/mixed.bson" 'SELECT to_bson("Doc") FROM "My Schema"."Mixed Table"'
+run "$BIN" --table medium_v --column doc -o "$WORK/view.bson" -q
+cmp -s "$WORK/view.bson" "$M" && pass "a view" || fail "a view" "$(cat "$WORK/err")"
+run "$BIN" --table nulls --column doc -o "$WORK/nulls.bson"
+verify "NULL rows skipped" "$WORK/nulls.bson" "SELECT to_bson(doc) FROM nulls"
+grep -q "900 documents .*; 100 NULL rows skipped" "$WORK/err" &&
+	pass "NULL rows counted: $(cat "$WORK/err")" || fail "NULL rows counted" "$(cat "$WORK/err")"
+
+# standard output
+"$BIN" --table medium --column doc -o - -q >"$WORK/stdout.bson" 2>"$WORK/err"
+cmp -s "$WORK/stdout.bson" "$M" && pass "-o - writes the same bytes to standard output" ||
+	fail "-o -" "$(cat "$WORK/err")"
+"$BIN" --table medium --column doc -q 2>"$WORK/err" | "$WORK/read_libbson" - >"$WORK/libbson.txt" &&
+	[ "$(tail -1 "$WORK/libbson.txt")" = "count 20000" ] &&
+	pass "default output is standard output, read by libbson from a pipe" ||
+	fail "standard output to a pipe" "$(cat "$WORK/err")"
+
+# ---------------------------------------------------------------- --jobs
+log "--jobs"
+for j in 2 3; do
+	run "$BIN" --table medium --column doc -j $j -o "$WORK/medium_j$j.bson" -q
+	cmp -s "$WORK/medium_j$j.bson" "$M" && pass "medium --jobs $j: byte-identical to --jobs 1" ||
+		fail "medium --jobs $j" "$(cat "$WORK/err")"
+done
+run "$BIN" --table typed -j 2 -o "$WORK/typed_j2.bson" -q
+cmp -s "$WORK/typed_j2.bson" "$T" && pass "typed --jobs 2: byte-identical to --jobs 1" ||
+	fail "typed --jobs 2" "$(cat "$WORK/err")"
+"$BIN" --table medium --column doc -j 2 -q >"$WORK/stdout_j2.bson" 2>"$WORK/err"
+cmp -s "$WORK/stdout_j2.bson" "$M" && pass "--jobs 2 -o -: byte-identical" || fail "--jobs 2 -o -" "$(cat "$WORK/err")"
+run "$BIN" --table medium --column doc -j 3 --split -o "$WORK/split.bson" -q
+if [ "$rc" -eq 0 ] && [ -f "$WORK/split.0001.bson" ] && [ -f "$WORK/split.0003.bson" ] &&
+	[ ! -e "$WORK/split.0004.bson" ] && [ ! -e "$WORK/split.bson" ] &&
+	cat "$WORK"/split.000[123].bson | cmp -s - "$M"; then
+	pass "--split: split.0001.bson .. split.0003.bson, concatenated = the single file"
+else
+	fail "--split" "$(cat "$WORK/err"; ls "$WORK")"
+fi
+ok=1
+for f in "$WORK"/split.000[123].bson; do "$WORK/read_libbson" "$f" >/dev/null 2>&1 || ok=0; done
+[ $ok = 1 ] && pass "--split: every part is a valid .bson file on its own" || fail "--split parts valid"
+run "$BIN" --table medium --column doc -j 2 -o "$WORK/v.bson" -q --verbose
+sql=$(sed -n 's/^pg_bsonexport: job 2: COPY (\(.*\)) TO STDOUT (FORMAT binary)$/\1/p' "$WORK/err")
+plan=$(Q -c "EXPLAIN $sql" 2>&1)
+if [ -n "$sql" ] && grep -q "Tid Range Scan" <<<"$plan"; then
+	pass "a job's query is a TID Range Scan: $(head -1 <<<"$plan" | sed 's/ *(cost.*//')"
+else
+	fail "TID Range Scan" "$sql
+$plan"
+fi
+expect_error "--jobs on a view" 1 "needs a plain table" "$BIN" --table medium_v --column doc -j 2 -o "$WORK/x.bson"
+
+# ---------------------------------------------------------------- checks on the way
+log "documents checked on the way"
+expect_error "--max-size exceeded names the row" 1 \
+	"^pg_bsonexport: error: row [0-9]+: the document is [0-9]+ bytes, more than the --max-size limit of 300 bytes" \
+	"$BIN" --table medium --column doc --max-size 300 -o "$WORK/max.bson"
+no_output "$WORK/max.bson" && pass "--max-size: no file left" || fail "--max-size: files left" "$(ls -a "$WORK")"
+BIGDOC="SELECT to_bson(jsonb_build_object('s', repeat('x', 17000000)))"
+expect_error "16 MiB default limit" 1 "row 1: the document is 170000[0-9]+ bytes, more than MongoDB's limit of 16777216 bytes \(16 MiB\); use --max-size" \
+	"$BIN" --query "$BIGDOC" -o "$WORK/16m.bson"
+run "$BIN" --query "$BIGDOC" --max-size 20M -o "$WORK/16m.bson" -q
+[ "$rc" -eq 0 ] && [ "$(tail -1 <("$WORK/read_libbson" "$WORK/16m.bson"))" = "count 1" ] &&
+	pass "--max-size 20M lets a 17 MB document through" || fail "--max-size 20M" "$(cat "$WORK/err")"
+expect_error "invalid BSON: length header" 1 \
+	"row 2: the value is not a BSON document: its length header says 6 bytes, but the value has 5 bytes" \
+	"$BIN" --query "SELECT b FROM (VALUES (1, to_bson('{\"a\": 1}')), (2, '\\x0600000000'::bytea)) v(i, b) ORDER BY i" -o "$WORK/inv.bson"
+expect_error "invalid BSON: last byte" 1 "row 1: the value is not a BSON document: its last byte is 0x01, not 0x00" \
+	"$BIN" --query "SELECT '\\x0500000001'::bytea" -o "$WORK/inv.bson"
+expect_error "invalid BSON: too short" 1 "row 1: the value is not a BSON document: 3 bytes, fewer than the 5" \
+	"$BIN" --query "SELECT '\\x030000'::bytea" -o "$WORK/inv.bson"
+expect_error "server error mid-stream" 1 "^pg_bsonexport: error: the export query failed after 2 rows: number at a is out of range for BSON" \
+	"$BIN" --query "SELECT to_bson(('{\"a\": ' || CASE WHEN g = 3 THEN '1234567890123456789012345678901234567891e400' ELSE '1' END || '}')::jsonb) FROM generate_series(1, 5) g" -o "$WORK/inv.bson"
+no_output "$WORK/inv.bson" && pass "invalid BSON, server error: no file left" || fail "invalid BSON: files left"
+
+# ---------------------------------------------------------------- refused
+log "refused queries, names, connections, permissions"
+expect_error "query returning text" 1 \
+	"^pg_bsonexport: error: query must return exactly one bytea column; it returns 1 column: t text$" \
+	"$BIN" --query "SELECT doc::text AS t FROM medium" -o "$WORK/x.bson"
+expect_error "query returning two columns" 1 \
+	"^pg_bsonexport: error: query must return exactly one bytea column; it returns 2 columns: id integer, b bytea$" \
+	"$BIN" --query "SELECT id, to_bson(doc) AS b FROM medium" -o "$WORK/x.bson"
+expect_error "query with a syntax error" 1 "the query failed: syntax error at or near" \
+	"$BIN" --query "SELEC to_bson(doc) FROM medium" -o "$WORK/x.bson"
+expect_error "unknown table" 1 '^pg_bsonexport: error: table "nosuch" does not exist$' \
+	"$BIN" --table nosuch -o "$WORK/x.bson"
+expect_error "unknown column" 1 'column "nope" does not exist in table public.medium' \
+	"$BIN" --table medium --column nope -o "$WORK/x.bson"
+expect_error "column of another type" 1 "column id of table public.medium has type integer; --column needs a jsonb or json column" \
+	"$BIN" --table medium --column id -o "$WORK/x.bson"
+expect_error "not a table" 1 '"medium_pkey" is an index' "$BIN" --table medium_pkey -o "$WORK/x.bson"
+expect_error "extension not installed" 1 'the bson_out extension is not installed in database "noext"' \
+	"$BIN" -d noext --table t --column doc -o "$WORK/x.bson"
+expect_error "bad connection" 1 "^pg_bsonexport: error: could not connect to the database: " \
+	"$BIN" -h "$WORK" -p 1 --table medium -o "$WORK/x.bson"
+expect_error "unknown database" 1 'could not connect to the database: .*database "nosuchdb" does not exist' \
+	"$BIN" -d nosuchdb --table medium -o "$WORK/x.bson"
+expect_error "permission denied" 1 'permission denied for table medium' \
+	"$BIN" -U noread --table medium --column doc -o "$WORK/x.bson"
+grep -q 'hint: .*GRANT SELECT ON public.medium TO "noread"' "$WORK/err" &&
+	pass "permission denied: the hint names the GRANT" || fail "permission hint" "$(cat "$WORK/err")"
+expect_error "permission denied with --jobs 2" 1 'permission denied for table medium' \
+	"$BIN" -U noread --table medium -j 2 -o "$WORK/x.bson"
+expect_error "permission denied in a query" 1 'permission denied for table typed' \
+	"$BIN" -U noread --query "SELECT row_to_bson(t) FROM typed t" -o "$WORK/x.bson"
+no_output "$WORK/x.bson" && pass "refused exports leave no file" || fail "refused exports left files" "$(ls -a "$WORK")"
+expect_error "usage: --table and --query" 2 "give either --table NAME or --query SQL" \
+	"$BIN" --table medium --query "SELECT 1" -o "$WORK/x.bson"
+expect_error "usage: --jobs with --query" 2 "--jobs needs --table" \
+	"$BIN" --query "SELECT to_bson(doc) FROM medium" -j 2 -o "$WORK/x.bson"
+expect_error "usage: bad --max-size" 2 "invalid --max-size" "$BIN" --table medium --max-size 12Q -o "$WORK/x.bson"
+expect_error "output directory missing" 1 "could not create the temporary output file .*No such file or directory" \
+	"$BIN" --table medium --column doc -o "$WORK/nodir/x.bson"
+
+# ---------------------------------------------------------------- existing files
+before=$(md5sum <"$T")
+expect_error "existing file without --force" 1 "output file \"$T\" already exists; use --force to overwrite it" \
+	"$BIN" --table medium --column doc -o "$T"
+[ "$(md5sum <"$T")" = "$before" ] && pass "existing file left untouched" || fail "existing file was changed"
+expect_error "existing split files without --force" 1 "split.0001.bson\" already exists; use --force" \
+	"$BIN" --table medium --column doc -j 3 --split -o "$WORK/split.bson"
+run "$BIN" --table medium --column doc -o "$T" --force -q
+cmp -s "$T" "$M" && pass "--force overwrites" || fail "--force" "$(cat "$WORK/err")"
+
+# ---------------------------------------------------------------- interruptions
+log "interruptions"
+SLOW="SELECT to_bson(jsonb_build_object('i', generate_series(1, 200000000), 'pad', repeat('p', 100)))"
+# start_bg OUT ARGS...: run the exporter in the background until its temporary file has data
+start_bg() {
+	local out=$1 i
+	shift
+	"$BIN" "$@" -o "$out" >/dev/null 2>"$WORK/bg.err" &
+	BG=$!
+	for i in $(seq 1 200); do
+		compgen -G "$(dirname "$out")/.$(basename "$out").tmp.$BG" >/dev/null &&
+			[ -s "$(dirname "$out")/.$(basename "$out").tmp.$BG" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+for sig in INT TERM; do
+	S=$WORK/sig_$sig.bson
+	if start_bg "$S" --query "$SLOW" -q; then
+		kill -$sig $BG
+		wait $BG
+		rc=$?
+		want=$((128 + $(kill -l $sig)))
+		if [ $rc -eq $want ] && no_output "$S" && grep -q "interrupted by SIG$sig; no output written" "$WORK/bg.err"; then
+			pass "SIG$sig mid-stream: exit $rc, no file, no temporary file"
+		else
+			fail "SIG$sig mid-stream" "exit $rc; $(cat "$WORK/bg.err"); $(ls -a "$WORK")"
+		fi
+	else
+		kill $BG 2>/dev/null
+		fail "SIG$sig mid-stream: the export did not start" "$(cat "$WORK/bg.err")"
+	fi
+done
+S=$WORK/sig_jobs.bson
+if start_bg "$S" --table big -j 2 -q; then
+	kill -INT $BG
+	wait $BG
+	rc=$?
+	if [ $rc -eq 130 ] && no_output "$S" && ! compgen -G "$WORK/.sig_jobs.bson.tmp.*" >/dev/null; then
+		pass "SIGINT during --jobs 2: exit 130, no file, no part files"
+	else
+		fail "SIGINT during --jobs 2" "exit $rc; $(cat "$WORK/bg.err"); $(ls -a "$WORK")"
+	fi
+else
+	wait $BG
+	fail "SIGINT during --jobs 2: too fast to interrupt?" "$(cat "$WORK/bg.err")"
+fi
+S=$WORK/sig_kill.bson
+if start_bg "$S" --query "$SLOW" -q; then
+	kill -KILL $BG
+	{ wait $BG; } 2>/dev/null
+	rc=$?
+	left=$(compgen -G "$WORK/.sig_kill.bson.tmp.$BG")
+	if [ $rc -eq 137 ] && [ ! -e "$S" ] && [ -n "$left" ]; then
+		pass "SIGKILL: no output file; the documented leftover $(basename "$left") can be removed"
+		rm -f "$left"
+	else
+		fail "SIGKILL" "exit $rc; $(ls -a "$WORK")"
+	fi
+else
+	fail "SIGKILL: the export did not start" "$(cat "$WORK/bg.err")"
+fi
+S=$WORK/terminated.bson
+if start_bg "$S" --query "$SLOW" -q; then
+	Q -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = 'pg_bsonexport' AND query LIKE 'COPY%'" >/dev/null
+	wait $BG
+	rc=$?
+	if [ $rc -eq 1 ] && no_output "$S" && grep -q "terminating connection" "$WORK/bg.err"; then
+		pass "backend terminated mid-stream: exit 1, no file: $(head -1 "$WORK/bg.err" | cut -c1-120)"
+	else
+		fail "backend terminated mid-stream" "exit $rc; $(cat "$WORK/bg.err")"
+	fi
+else
+	fail "terminated backend: the export did not start" "$(cat "$WORK/bg.err")"
+fi
+
+# a full disk: a 1 MB tmpfs (root only; skipped, and said so, elsewhere)
+FULL=$WORK/full
+mkdir -p "$FULL"
+if mount -t tmpfs -o size=1m tmpfs "$FULL" 2>/dev/null; then
+	expect_error "full disk" 1 "could not write to .*No space left on device; free some space" \
+		"$BIN" --table medium --column doc -o "$FULL/x.bson"
+	[ -z "$(ls -A "$FULL")" ] && pass "full disk: nothing left in the directory" ||
+		fail "full disk: files left" "$(ls -a "$FULL")"
+	umount "$FULL"
+else
+	echo "skip full disk (cannot mount a tmpfs here)"
+fi
+
+# ---------------------------------------------------------------- progress
+log "progress on a terminal"
+script -qec "$BIN --table big -o $WORK/progress.bson" /dev/null >"$WORK/progress.txt" 2>&1
+if grep -Eq '[0-9]+ rows, [0-9.]+ [kMG]?B.*[0-9]+%' "$WORK/progress.txt" &&
+	grep -q "1000000 documents" "$WORK/progress.txt"; then
+	pass "progress line with a percentage, then the summary: $(tr '\r' '\n' <"$WORK/progress.txt" | grep '%' | tail -1 | sed 's/\x1b\[K//g')"
+else
+	fail "progress on a terminal" "$(tr '\r' '\n' <"$WORK/progress.txt" | tail -5)"
+fi
+run "$BIN" --table big -o "$WORK/progress2.bson"
+grep -q '%' "$WORK/err" && fail "no progress when standard error is not a terminal" "$(cat "$WORK/err")" ||
+	pass "no progress line when standard error is not a terminal"
+
+# ---------------------------------------------------------------- memory
+log "peak memory at 100,000 and 1,000,000 rows"
+/usr/bin/time -f %M -o "$WORK/rss1" "$BIN" --query "SELECT to_bson(doc) FROM big WHERE id <= 100000" -o "$WORK/rss1.bson" -q
+/usr/bin/time -f %M -o "$WORK/rss2" "$BIN" --table big --column doc -o "$WORK/rss2.bson" -q
+r1=$(tail -1 "$WORK/rss1") r2=$(tail -1 "$WORK/rss2")
+if [ -n "$r1" ] && [ -n "$r2" ] && [ "$r2" -le $((r1 + 2048)) ]; then
+	pass "constant memory: peak RSS $r1 kB at 100,000 rows, $r2 kB at 1,000,000"
+else
+	fail "constant memory" "peak RSS $r1 kB at 100,000 rows, $r2 kB at 1,000,000"
+fi
+
+echo
+echo "runtime $(( $(date +%s) - T_START )) s"
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "exporter: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
