@@ -4,8 +4,12 @@
  */
 #include "db.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* libpq messages end in a newline; ours are assembled line by line */
 static void
@@ -21,6 +25,100 @@ append_trimmed(char *err, size_t errsize, const char *prefix, const char *msg)
 }
 
 const char *db_hint_table = NULL;
+
+/*
+ * TCP keepalives, so that a dead network or server ends the export with an
+ * error after about a minute (30 s idle, then 3 probes 10 s apart) instead
+ * of a COPY, or a lock wait, that waits forever: lock_timeout and
+ * statement_timeout are off, and the kernel's default idle time is 2 hours.
+ * Only defaults: whatever the user set (in a conninfo string or URI, or in
+ * a service file) wins.  Unix-domain sockets ignore them.
+ */
+static const char *const keepalive_keys[] = {
+	"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"
+};
+static const char *const keepalive_vals[] = {"1", "30", "10", "3"};
+
+#define NKEEPALIVE	4
+
+static int
+keepalive_index(const char *keyword)
+{
+	int			k;
+
+	for (k = 0; k < NKEEPALIVE; k++)
+		if (strcmp(keyword, keepalive_keys[k]) == 0)
+			return k;
+	return -1;
+}
+
+/* A service (PGSERVICE, or service= in a conninfo string or URI) is in use. */
+static int
+uses_service(const char *dbname)
+{
+	const char *env = getenv("PGSERVICE");
+	PQconninfoOption *opts;
+	PQconninfoOption *o;
+	int			found = 0;
+
+	if (env && *env)
+		return 1;
+	if (dbname == NULL ||
+		(strchr(dbname, '=') == NULL && strncmp(dbname, "postgresql://", 13) != 0 &&
+		 strncmp(dbname, "postgres://", 11) != 0))
+		return 0;
+	opts = PQconninfoParse(dbname, NULL);
+	if (opts == NULL)
+		return 0;				/* malformed: PQconnectdbParams will say how */
+	for (o = opts; o->keyword; o++)
+		if (strcmp(o->keyword, "service") == 0 && o->val && *o->val)
+			found = 1;
+	PQconninfoFree(opts);
+	return found;
+}
+
+/*
+ * After connecting: the keepalive settings nobody set, applied to the
+ * socket directly (libpq has already applied the ones that were set).
+ * Used when a service is in use: its file is read after the connection
+ * keywords and never overrides them, so passing our defaults as keywords
+ * would override the service's settings.
+ */
+static void
+keepalives_on_socket(PGconn *conn)
+{
+	static const int sockopt[NKEEPALIVE] = {SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT};
+	PQconninfoOption *opts = PQconninfo(conn);
+	PQconninfoOption *o;
+	int			set[NKEEPALIVE] = {0, 0, 0, 0};
+	int			off = 0;
+	struct sockaddr_storage addr;
+	socklen_t	len = sizeof(addr);
+	int			sock = PQsocket(conn);
+	int			k;
+
+	if (opts == NULL)
+		return;
+	for (o = opts; o->keyword; o++)
+		if (o->val && *o->val && (k = keepalive_index(o->keyword)) >= 0)
+		{
+			set[k] = 1;
+			/* keepalives=0 turns them off (unset, libpq turns them on) */
+			if (k == 0 && strtol(o->val, NULL, 10) == 0)
+				off = 1;
+		}
+	PQconninfoFree(opts);
+	if (off || sock < 0 || getsockname(sock, (struct sockaddr *) &addr, &len) != 0 ||
+		(addr.ss_family != AF_INET && addr.ss_family != AF_INET6))
+		return;
+	for (k = 1; k < NKEEPALIVE; k++)
+		if (!set[k])
+		{
+			int			v = atoi(keepalive_vals[k]);
+
+			(void) setsockopt(sock, IPPROTO_TCP, sockopt[k], &v, sizeof(v));
+		}
+}
 
 void
 db_error(PGconn *conn, const PGresult *res, const char *what,
@@ -64,14 +162,28 @@ db_error(PGconn *conn, const PGresult *res, const char *what,
 PGconn *
 db_connect(const ConnOpts *opts, char *err, size_t errsize)
 {
-	const char *keys[6];
-	const char *vals[6];
+	const char *keys[6 + NKEEPALIVE];
+	const char *vals[6 + NKEEPALIVE];
 	int			n = 0;
+	int			k;
+	int			service = uses_service(opts->dbname);
 	PGconn	   *conn;
 
 	/*
-	 * dbname first, with expand_dbname: a conninfo string or URI given as
-	 * the database name supplies defaults that -h, -p and -U then override
+	 * Our keepalive defaults before dbname: with expand_dbname, a conninfo
+	 * string or URI given as the database name overrides what precedes it.
+	 * Not with a service: see keepalives_on_socket.
+	 */
+	if (!service)
+		for (k = 0; k < NKEEPALIVE; k++)
+		{
+			keys[n] = keepalive_keys[k];
+			vals[n++] = keepalive_vals[k];
+		}
+
+	/*
+	 * dbname, with expand_dbname: a conninfo string or URI given as the
+	 * database name supplies defaults that -h, -p and -U then override
 	 */
 	if (opts->dbname)
 	{
@@ -119,6 +231,8 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 		PQfinish(conn);
 		return NULL;
 	}
+	if (service)
+		keepalives_on_socket(conn);
 	return conn;
 }
 
@@ -127,8 +241,8 @@ db_connect_like(PGconn *leader, char *err, size_t errsize)
 {
 	PQconninfoOption *opts = PQconninfo(leader);
 	PQconninfoOption *o;
-	const char *keys[64];
-	const char *vals[64];
+	const char *keys[64 + NKEEPALIVE];
+	const char *vals[64 + NKEEPALIVE];
 	int			n = 0;
 	PGconn	   *conn;
 
@@ -137,10 +251,22 @@ db_connect_like(PGconn *leader, char *err, size_t errsize)
 		snprintf(err, errsize, "could not open another connection: out of memory");
 		return NULL;
 	}
+	/* the leader's settings in effect, explicitly (a service file's among them) */
 	for (o = opts; o->keyword && n < 60; o++)
 	{
-		if (o->val == NULL)
+		if (o->val == NULL || o->val[0] == '\0')
+		{
+			/*
+			 * A keepalive setting nobody set: our default, as the leader has
+			 * (applied to its socket when a service is used)
+			 */
+			if (keepalive_index(o->keyword) >= 0)
+			{
+				keys[n] = o->keyword;
+				vals[n++] = keepalive_vals[keepalive_index(o->keyword)];
+			}
 			continue;
+		}
 		/* the server the leader actually reached, not the whole list */
 		if (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0 ||
 			strcmp(o->keyword, "port") == 0 || strcmp(o->keyword, "dbname") == 0 ||
@@ -189,7 +315,7 @@ db_command(PGconn *conn, const char *sql, const char *what, char *err, size_t er
 }
 
 int
-db_begin_export(PGconn *conn, char *err, size_t errsize)
+db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize)
 {
 	/*
 	 * synchronize_seqscans off: a sequential scan then starts at block 0
@@ -200,6 +326,17 @@ db_begin_export(PGconn *conn, char *err, size_t errsize)
 				   "SET statement_timeout = 0; SET lock_timeout = 0; "
 				   "SET idle_in_transaction_session_timeout = 0; "
 				   "SET synchronize_seqscans = off",
+				   "could not set up the session", err, errsize) != 0)
+		return -1;
+
+	/*
+	 * A table's rows in block order: no parallel plan, whose workers would
+	 * interleave their blocks' rows in no fixed order (a COPY's query can be
+	 * planned in parallel).  Not for --query: its order is the query's, and
+	 * it may well profit from parallel workers.
+	 */
+	if (table_order &&
+		db_command(conn, "SET max_parallel_workers_per_gather = 0",
 				   "could not set up the session", err, errsize) != 0)
 		return -1;
 	return db_command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",

@@ -17,22 +17,28 @@ typedef struct ConnOpts
 	const char *user;
 } ConnOpts;
 
-/* Connect; on failure NULL with an actionable message in err. */
+/*
+ * Connect; on failure NULL with an actionable message in err.  TCP
+ * keepalives default to on, 30 s idle, 10 s interval, 3 probes, unless the
+ * user set them (conninfo string, URI or service file).
+ */
 extern PGconn *db_connect(const ConnOpts *opts, char *err, size_t errsize);
 
 /*
  * Another connection to exactly the server and database 'leader' is on (for
  * the workers of --jobs: a conninfo listing several hosts must not send a
- * worker to another one).
+ * worker to another one), with the leader's settings and keepalives.
  */
 extern PGconn *db_connect_like(PGconn *leader, char *err, size_t errsize);
 
 /*
  * Prepare a connection for exporting: no statement, lock or idle timeouts
- * (an export may legitimately run for hours; pg_dump does the same), and
- * the read-only REPEATABLE READ transaction every query then runs in.
+ * (an export may legitimately run for hours; pg_dump does the same), with
+ * 'table_order' no parallel query (a table's rows in block order), and the
+ * read-only REPEATABLE READ transaction every query then runs in.  BEGIN
+ * takes no snapshot: the transaction's first query does.
  */
-extern int	db_begin_export(PGconn *conn, char *err, size_t errsize);
+extern int	db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize);
 
 /* Run a statement that returns no rows (or rows we ignore). */
 extern int	db_command(PGconn *conn, const char *sql, const char *what,

@@ -101,6 +101,17 @@ job_run(Job *job)
 	FieldState	st = {job, 0, 0, 0};
 	int			rc = -1;
 
+	/*
+	 * Stopped before it started (a signal or another job's failure while
+	 * the threads were being created): the cancel request the stop sent may
+	 * have reached the server before this statement, so do not start it.
+	 */
+	if (interrupted || atomic_load(&export_stop))
+	{
+		job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+		atomic_store(&job->finished, 1);
+		return -1;
+	}
 	res = PQexec(job->conn, job->sql);
 	if (PQresultStatus(res) != PGRES_COPY_OUT)
 	{

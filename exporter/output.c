@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,30 @@ out_error(OutFile *o, const char *fmt,...)
 	va_end(ap);
 	return -1;
 }
+
+/*
+ * strerror() may use a static buffer, and this file runs in the jobs'
+ * threads too: strerror_r into the caller's buffer.  _GNU_SOURCE selects
+ * glibc's strerror_r, which returns the message (maybe not in buf); the
+ * _Generic also accepts the POSIX one, which returns 0 and fills buf.
+ */
+static inline const char *
+strerror_gnu(char *msg, char *buf)
+{
+	(void) buf;
+	return msg;
+}
+
+static inline const char *
+strerror_posix(int rc, char *buf)
+{
+	return rc == 0 ? buf : "unknown error";
+}
+
+#define errstr(err, buf) \
+	_Generic(strerror_r((err), (buf), sizeof(buf)), \
+			 char *: strerror_gnu, \
+			 default: strerror_posix)(strerror_r((err), (buf), sizeof(buf)), (buf))
 
 static const char *
 out_name(const OutFile *o)
@@ -122,9 +147,10 @@ create_temp(OutFile *o, const char *dir, const char *base, int part)
 	if (o->fd < 0)
 	{
 		int			err = errno;
+		char		eb[256];
 
 		out_error(o, "could not create the temporary output file \"%s\": %s%s",
-				  o->tmp_path, strerror(err), errno_hint(err));
+				  o->tmp_path, errstr(err, eb), errno_hint(err));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 		return -1;
@@ -154,8 +180,7 @@ syncer_main(void *arg)
 {
 	OutFile    *o = arg;
 
-	/* signals are the main thread's business (signals.h) */
-	signals_block();
+	/* signals are the main thread's business (signals.h): blocked at creation */
 	pthread_mutex_lock(&o->sync_lock);
 	for (;;)
 	{
@@ -181,9 +206,23 @@ request_sync(OutFile *o)
 {
 	if (!o->syncer_started)
 	{
+		sigset_t	all;
+		sigset_t	old;
+		int			rc;
+
 		pthread_mutex_init(&o->sync_lock, NULL);
 		pthread_cond_init(&o->sync_cond, NULL);
-		if (pthread_create(&o->syncer, NULL, syncer_main, o) != 0)
+
+		/*
+		 * Created with every signal blocked, so that it never runs the
+		 * handler, not even before its first instruction (the creating
+		 * thread may be the main thread, whose signals are not blocked).
+		 */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&o->syncer, NULL, syncer_main, o);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0)
 		{
 			/* no helper: the final fsync does all the work, as without one */
 			o->durable = 0;
@@ -275,6 +314,7 @@ write_all(OutFile *o, const char *p, size_t len)
 		if (w < 0)
 		{
 			int			err = errno;
+			char		eb[256];
 
 			if (err == EINTR && !interrupted)
 				continue;
@@ -282,7 +322,7 @@ write_all(OutFile *o, const char *p, size_t len)
 				return out_error(o, "interrupted");
 			return out_error(o, "could not write to %s%s%s: %s%s",
 							 o->is_stdout ? "" : "\"", out_name(o),
-							 o->is_stdout ? "" : "\"", strerror(err), errno_hint(err));
+							 o->is_stdout ? "" : "\"", errstr(err, eb), errno_hint(err));
 		}
 		p += w;
 		len -= (size_t) w;
@@ -336,6 +376,8 @@ out_write(OutFile *o, const void *data, size_t len)
 int
 out_flush(OutFile *o, int sync)
 {
+	char		eb[256];
+
 	if (flush_buffer(o) != 0)
 		return -1;
 	if (!sync)
@@ -343,7 +385,7 @@ out_flush(OutFile *o, int sync)
 	stop_syncer(o);
 	if (o->sync_errno != 0)
 		return out_error(o, "could not fdatasync \"%s\": %s%s", o->tmp_path,
-						 strerror(o->sync_errno), errno_hint(o->sync_errno));
+						 errstr(o->sync_errno, eb), errno_hint(o->sync_errno));
 	if (o->is_stdout)
 	{
 		struct stat st;
@@ -352,7 +394,7 @@ out_flush(OutFile *o, int sync)
 		if (fstat(o->fd, &st) != 0 || !S_ISREG(st.st_mode))
 			return 0;
 		if (fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
-			return out_error(o, "could not fsync standard output: %s", strerror(errno));
+			return out_error(o, "could not fsync standard output: %s", errstr(errno, eb));
 		return 0;
 	}
 	if (fsync(o->fd) != 0)
@@ -360,7 +402,7 @@ out_flush(OutFile *o, int sync)
 		int			err = errno;
 
 		return out_error(o, "could not fsync \"%s\": %s%s", o->tmp_path,
-						 strerror(err), errno_hint(err));
+						 errstr(err, eb), errno_hint(err));
 	}
 	return 0;
 }
@@ -370,6 +412,7 @@ out_append(OutFile *o, OutFile *part)
 {
 	off_t		off = 0;
 	uint64_t	left;
+	char		eb[256];
 
 	if (flush_buffer(part) != 0)
 		return out_error(o, "%s", part->errmsg);
@@ -400,7 +443,7 @@ out_append(OutFile *o, OutFile *part)
 			continue;
 		if (n < 0)
 			return out_error(o, "could not read the temporary file \"%s\": %s",
-							 part->tmp_path, strerror(errno));
+							 part->tmp_path, errstr(errno, eb));
 		if (n == 0)
 			return out_error(o, "the temporary file \"%s\" is shorter than written",
 							 part->tmp_path);
@@ -420,16 +463,25 @@ sync_dir(OutFile *o)
 	char	   *dir = path_dirname(o->final_path);
 	int			fd;
 	int			rc = 0;
+	char		eb[256];
 
 	if (dir == NULL)
 		return out_error(o, "out of memory");
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0)
+	if (fd < 0)
+	{
+		/* the rename is then not known to be durable: say so */
+		int			err = errno;
+
+		rc = out_error(o, "\"%s\" is complete, but its directory \"%s\" could not be opened "
+					   "to fsync the rename: %s", o->final_path, dir, errstr(err, eb));
+	}
+	else
 	{
 		/* some file systems cannot sync a directory: nothing more to do there */
 		if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
 			rc = out_error(o, "\"%s\" is complete, but fsync of its directory failed: %s",
-						   o->final_path, strerror(errno));
+						   o->final_path, errstr(errno, eb));
 		close(fd);
 	}
 	free(dir);
@@ -440,6 +492,7 @@ int
 out_commit(OutFile *o, int force, int sync)
 {
 	int			rc;
+	char		eb[256];
 
 	if (o->is_stdout)
 		return 0;
@@ -447,7 +500,7 @@ out_commit(OutFile *o, int force, int sync)
 	if (close(o->fd) != 0)
 	{
 		o->fd = -1;
-		return out_error(o, "could not close \"%s\": %s", o->tmp_path, strerror(errno));
+		return out_error(o, "could not close \"%s\": %s", o->tmp_path, errstr(errno, eb));
 	}
 	o->fd = -1;
 
@@ -472,8 +525,9 @@ out_commit(OutFile *o, int force, int sync)
 			return out_error(o, "output file \"%s\" appeared during the export; not overwritten "
 							 "(use --force to overwrite it)", o->final_path);
 		return out_error(o, "could not rename \"%s\" to \"%s\": %s",
-						 o->tmp_path, o->final_path, strerror(err));
+						 o->tmp_path, o->final_path, errstr(err, eb));
 	}
+	o->committed = 1;
 	signals_unregister_file(o->slot);
 	o->slot = -1;
 	free(o->tmp_path);

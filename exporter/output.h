@@ -41,6 +41,7 @@ typedef struct OutFile
 	char	   *final_path;		/* NULL for standard output */
 	char	   *tmp_path;		/* NULL for standard output */
 	int			slot;			/* signals.c registration, -1 if none */
+	int			committed;		/* renamed to final_path by out_commit */
 
 	char	   *buf;			/* write buffer */
 	size_t		used;
@@ -87,7 +88,8 @@ extern int	out_append(OutFile *o, OutFile *part);
 extern int	out_flush(OutFile *o, int sync);
 
 /* Rename the finished temporary file to its final name, then fsync the
- * directory if 'sync'; closes it. */
+ * directory if 'sync'; closes it.  'committed' is set once the rename is
+ * done, even if the directory's fsync then fails. */
 extern int	out_commit(OutFile *o, int force, int sync);
 
 /* Close and remove the temporary file (no-op for standard output). */

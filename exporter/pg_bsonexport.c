@@ -48,6 +48,7 @@ typedef struct Options
 	int			force;
 	int			no_sync;
 	int			jobs;
+	int			jobs_given;
 	int			split;
 	int			quiet;
 	int			verbose;
@@ -104,7 +105,8 @@ usage(FILE *f)
 			"                          (FILE's .bson suffix, if any, moved after the number)\n"
 			"                          instead of one file in table order\n"
 			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
-			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit\n"
+			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit; at\n"
+			"                          most 2147483647 (BSON's int32 length)\n"
 			"  -q, --quiet             no progress line, no summary\n"
 			"  -v, --verbose           also print the statements run\n"
 			"\n"
@@ -151,6 +153,9 @@ cleanup_and_exit(int status)
 {
 	int			i;
 
+	/* standard output cannot be taken back: what reached it is there */
+	int			stdout_written = nouts > 0 && outs[0].is_stdout && outs[0].flushed > 0;
+
 	for (i = 0; i < nouts; i++)
 		out_abort(&outs[i]);
 	for (i = 1; i < nparts; i++)
@@ -161,9 +166,11 @@ cleanup_and_exit(int status)
 	if (interrupted)
 	{
 		progress_clear(&progress);
-		fprintf(stderr, "%s: interrupted by %s; no output written\n", PROGNAME,
+		fprintf(stderr, "%s: interrupted by %s; %s\n", PROGNAME,
 				interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" :
-				interrupted == SIGHUP ? "SIGHUP" : "SIGQUIT");
+				interrupted == SIGHUP ? "SIGHUP" : "SIGQUIT",
+				stdout_written ? "what was written to standard output is incomplete" :
+				"no output written");
 		signals_reraise();
 	}
 	exit(status);
@@ -175,6 +182,17 @@ fail(const char *msg)
 	if (!interrupted)
 		print_error(msg);
 	cleanup_and_exit(1);
+}
+
+/*
+ * After each setup step: a signal that came meanwhile (its handler has
+ * already cancelled what was running) ends the export here.
+ */
+static void
+check_interrupted(void)
+{
+	if (interrupted)
+		cleanup_and_exit(1);
 }
 
 static size_t
@@ -199,8 +217,8 @@ parse_size(const char *s)
 	if (*end != '\0')
 		die_usage("invalid --max-size \"%s\": use bytes or a suffix k, M, G (KiB, MiB, GiB)", s);
 	if (v > (unsigned long long) INT32_MAX / mult || v * mult < BSON_MIN_SIZE)
-		die_usage("--max-size must be between %d bytes and 2 GiB (BSON's length is an int32)",
-				  BSON_MIN_SIZE);
+		die_usage("--max-size must be from %d to %d bytes (2 GiB - 1, as BSON's length is an "
+				  "int32; 2047M is the largest in MiB)", BSON_MIN_SIZE, INT32_MAX);
 	return (size_t) (v * mult);
 }
 
@@ -286,6 +304,7 @@ parse_options(int argc, char **argv)
 				opt.jobs = (int) strtol(optarg, &end, 10);
 				if (errno || *end || end == optarg || opt.jobs < 1 || opt.jobs > MAX_JOBS)
 					die_usage("--jobs must be a number from 1 to %d, not \"%s\"", MAX_JOBS, optarg);
+				opt.jobs_given = 1;
 				break;
 			case 3:
 				opt.split = 1;
@@ -334,6 +353,8 @@ parse_options(int argc, char **argv)
 				  "conversion: to_bson(doc, true))");
 	if (opt.jobs > 1 && opt.query)
 		die_usage("--jobs needs --table: a query cannot be split into block ranges");
+	if (opt.split && !opt.jobs_given)
+		die_usage("--split needs --jobs N: it writes one file per job");
 	if (opt.split && strcmp(opt.output, "-") == 0)
 		die_usage("--split needs -o FILE: it writes numbered files");
 	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
@@ -382,6 +403,71 @@ verbose(const char *fmt,...)
 	fputc('\n', stderr);
 }
 
+/*
+ * Open connection i (0: the leader, also job 1's) and register its cancel
+ * request at once, so that a signal during any later setup statement (a
+ * LOCK waiting behind another session, say) cancels it.
+ */
+static void
+open_connection(int i)
+{
+	conns[i] = i == 0 ? db_connect(&opt.conn, errbuf, sizeof(errbuf)) :
+		db_connect_like(conns[0], errbuf, sizeof(errbuf));
+	if (conns[i] == NULL)
+		fail(errbuf);
+	cancels[i] = PQgetCancel(conns[i]);
+	cancel_slots[i] = signals_register_cancel(cancels[i]);
+	check_interrupted();
+}
+
+/*
+ * --split: renaming file k failed (or the fsync of its directory did) after
+ * files were renamed into place.  Without --force they are new files (the
+ * rename refused to replace anything): remove them, so that no part of the
+ * set is left.  With --force they have replaced their predecessors, which
+ * are gone: say that the set is now a mix.  The message goes to errbuf.
+ */
+static void
+split_commit_failed(int k)
+{
+	int			i;
+	int			first = -1;
+	int			last = -1;
+	int			count = 0;
+
+	for (i = 0; i < nouts; i++)
+		if (outs[i].committed)
+		{
+			if (first < 0)
+				first = i;
+			last = i;
+			count++;
+		}
+	if (count == 0)
+	{
+		snprintf(errbuf, sizeof(errbuf), "%s", outs[k].errmsg);
+		return;
+	}
+	if (!opt.force)
+	{
+		for (i = 0; i < nouts; i++)
+			if (outs[i].committed)
+				(void) unlink(outs[i].final_path);
+		snprintf(errbuf, sizeof(errbuf),
+				 "%s\ndetail: the %d file%s of the set already renamed into place (%s%s%s) %s been "
+				 "removed again: none of the %d files is left", outs[k].errmsg, count,
+				 count == 1 ? "" : "s", outs[first].final_path, count > 1 ? " ... " : "",
+				 count > 1 ? outs[last].final_path : "", count == 1 ? "has" : "have", nouts);
+	}
+	else
+		snprintf(errbuf, sizeof(errbuf),
+				 "%s\ndetail: with --force, %d of the %d files (%s%s%s) had already replaced the "
+				 "files of that name and stay: the set on disk is incomplete, this export's files "
+				 "mixed with what was there before\nhint: rerun the export to write the whole set",
+				 outs[k].errmsg, count, nouts, outs[first].final_path, count > 1 ? " ... " : "",
+				 count > 1 ? outs[last].final_path : "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -390,12 +476,14 @@ main(int argc, char **argv)
 	pthread_t	threads[MAX_JOBS];
 	int			njobs;
 	int			i;
+	int			rc;
 	int64_t		nblocks = 0;
 	char		snapshot[128] = "";
 	uint64_t	rows = 0;
 	uint64_t	bytes = 0;
 	uint64_t	nulls = 0;
 	int			first_failed = -1;
+	double		cancel_at = 0;
 	double		elapsed;
 
 	parse_options(argc, argv);
@@ -404,22 +492,65 @@ main(int argc, char **argv)
 	njobs = opt.jobs;
 
 	/* the leader connection, which is also job 1's */
-	conns[0] = db_connect(&opt.conn, errbuf, sizeof(errbuf));
-	if (conns[0] == NULL)
+	open_connection(0);
+	if (opt.table)
+	{
+		/* the name resolved outside the transaction, so as to lock it first thing in it */
+		if (source_resolve(conns[0], opt.table, &src, errbuf, sizeof(errbuf)) != 0)
+			fail(errbuf);
+		db_hint_table = src.table;
+		check_interrupted();
+	}
+	if (db_begin_export(conns[0], opt.table != NULL, errbuf, sizeof(errbuf)) != 0)
 		fail(errbuf);
-	if (db_begin_export(conns[0], errbuf, sizeof(errbuf)) != 0)
-		fail(errbuf);
+	check_interrupted();
 
 	if (opt.table)
 	{
+		/*
+		 * ACCESS SHARE on the table before the transaction's first query
+		 * takes its snapshot: against DROP, and against a TRUNCATE (not
+		 * MVCC-safe) committing between the snapshot and the COPY, which
+		 * would leave the export empty.  The jobs of --jobs need it held
+		 * until they all have theirs; one job can do without it when the
+		 * role may not LOCK the table (source.h).
+		 */
+		rc = source_lock(conns[0], &src, 0, njobs == 1, errbuf, sizeof(errbuf));
+		if (rc < 0)
+			fail(errbuf);
+		if (rc > 0)
+			verbose("no privilege to LOCK %s: the COPY alone will lock it", src.table);
+		check_interrupted();
 		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, &src,
 						 errbuf, sizeof(errbuf)) != 0)
 			fail(errbuf);
+		db_hint_table = src.table;
 	}
 	else if (source_query(conns[0], opt.query, &src, errbuf, sizeof(errbuf)) != 0)
 		fail(errbuf);
-	progress.estimate = src.reltuples;
-	db_hint_table = src.table;
+	check_interrupted();
+
+	/*
+	 * The row estimate of the progress line, only when there is one to
+	 * show: a table's reltuples, else the planner's estimate for the query
+	 * (a view, a partitioned or inherited table, --query).  Not for a
+	 * foreign table: planning it may ask the remote server.
+	 */
+	if (progress.enabled)
+	{
+		double		estimate = -1;
+
+		if (!src.is_query && src.relkind != 'v' && src.relkind != 'p' && !src.has_children &&
+			src.reltuples > 0)
+			estimate = src.reltuples;
+		else if (src.is_query || src.relkind != 'f')
+		{
+			if (source_estimate(conns[0], &src, &estimate, errbuf, sizeof(errbuf)) != 0)
+				fail(errbuf);
+		}
+		progress.estimate = estimate;
+		check_interrupted();
+	}
 
 	if (njobs > 1)
 	{
@@ -444,14 +575,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "%s: warning: the server is older than PostgreSQL 14, which has no "
 					"TID Range Scan: every job will scan the whole table\n", PROGNAME);
 
-		/*
-		 * Hold the table against DROP and TRUNCATE until every job has
-		 * read its rows (TRUNCATE is not MVCC-safe), then export the
-		 * snapshot that every job's transaction will import.
-		 */
-		snprintf(sql, sizeof(sql), "LOCK TABLE %s IN ACCESS SHARE MODE", src.table);
-		if (db_command(conns[0], sql, "could not lock the table", errbuf, sizeof(errbuf)) != 0)
-			fail(errbuf);
+		/* the snapshot that every job's transaction will import */
 		res = PQexec(conns[0], "SELECT pg_export_snapshot()");
 		if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
@@ -465,18 +589,34 @@ main(int argc, char **argv)
 		if (nblocks < 0)
 			fail(errbuf);
 		verbose("snapshot %s, %lld blocks", snapshot, (long long) nblocks);
+		check_interrupted();
 
 		for (i = 1; i < njobs; i++)
 		{
-			conns[i] = db_connect_like(conns[0], errbuf, sizeof(errbuf));
-			if (conns[i] == NULL)
-				fail(errbuf);
-			if (db_begin_export(conns[i], errbuf, sizeof(errbuf)) != 0)
+			open_connection(i);
+			if (db_begin_export(conns[i], 1, errbuf, sizeof(errbuf)) != 0)
 				fail(errbuf);
 			snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%s'", snapshot);
 			if (db_command(conns[i], sql, "could not import the snapshot for --jobs",
 						   errbuf, sizeof(errbuf)) != 0)
 				fail(errbuf);
+
+			/*
+			 * The job's own ACCESS SHARE, at once and without waiting (as
+			 * pg_dump's workers do): its COPY would otherwise take it only
+			 * when it starts, and if by then another session queued for an
+			 * exclusive lock behind the leader's, the COPY would wait for
+			 * that session, which waits for the leader, which waits for
+			 * the job: forever, lock_timeout being off.
+			 */
+			if (source_lock(conns[i], &src, 1, 0, errbuf, sizeof(errbuf)) != 0)
+			{
+				char		msg[sizeof(errbuf) + 32];
+
+				snprintf(msg, sizeof(msg), "job %d: %s", i + 1, errbuf);
+				fail(msg);
+			}
+			check_interrupted();
 		}
 	}
 
@@ -496,6 +636,7 @@ main(int argc, char **argv)
 			}
 			free(name);
 			nouts++;
+			check_interrupted();
 		}
 	}
 	else
@@ -503,6 +644,7 @@ main(int argc, char **argv)
 		if (out_open(&outs[0], opt.output, opt.force, !opt.no_sync) != 0)
 			fail(outs[0].errmsg);
 		nouts = 1;
+		check_interrupted();
 		if (njobs > 1)
 		{
 			/* job k > 1 writes a part, appended in order at the end */
@@ -531,6 +673,7 @@ main(int argc, char **argv)
 				nparts = i + 1;
 			}
 			free(dir);
+			check_interrupted();
 		}
 	}
 
@@ -557,11 +700,14 @@ main(int argc, char **argv)
 		if (j->sql == NULL)
 			fail("out of memory");
 		verbose("job %d: %s", j->id, j->sql);
-		cancels[i] = PQgetCancel(conns[i]);
-		cancel_slots[i] = signals_register_cancel(cancels[i]);
 	}
 
-	/* the jobs' threads inherit a mask with the signals blocked: see signals.h */
+	/*
+	 * The jobs' threads inherit a mask with the signals blocked: see
+	 * signals.h.  A signal after this check reaches the handler when the
+	 * mask is restored, and the jobs check the flag before their COPY.
+	 */
+	check_interrupted();
 	progress.start = now_seconds();
 	signals_block();
 	for (i = 0; i < njobs; i++)
@@ -603,6 +749,27 @@ main(int argc, char **argv)
 		}
 		if (running == 0)
 			break;
+
+		/*
+		 * Stopping (a signal, or a job failed): the cancel requests went out
+		 * when that happened, but one that reached a server before its
+		 * job's statement started was lost, and that job would run to its
+		 * end.  Send them again to the jobs still running, once a second.
+		 */
+		if (interrupted || atomic_load(&export_stop))
+		{
+			double		t = now_seconds();
+
+			if (cancel_at == 0)
+				cancel_at = t;
+			else if (t - cancel_at >= 1.0)
+			{
+				for (i = 0; i < njobs; i++)
+					if (!atomic_load(&jobs[i].finished) && cancels[i])
+						PQcancel(cancels[i], errbuf, sizeof(errbuf));
+				cancel_at = t;
+			}
+		}
 		progress_update(&progress, rows, bytes);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 100 * 1000 * 1000;
@@ -619,12 +786,19 @@ main(int argc, char **argv)
 	for (i = 0; i < njobs; i++)
 		pthread_join(threads[i], NULL);
 
-	/* from here on only this thread runs: the cancel objects can go */
+	/*
+	 * From here on only this thread runs: the cancel objects can go, and
+	 * the totals are final (the loop above may have summed them just before
+	 * the last rows were counted).
+	 */
+	rows = bytes = 0;
 	for (i = 0; i < njobs; i++)
 	{
 		signals_unregister_cancel(cancel_slots[i]);
 		PQfreeCancel(cancels[i]);
 		cancels[i] = NULL;
+		rows += atomic_load(&jobs[i].rows);
+		bytes += atomic_load(&jobs[i].bytes);
 		nulls += atomic_load(&jobs[i].nulls);
 	}
 	if (interrupted)
@@ -645,8 +819,7 @@ main(int argc, char **argv)
 		if (out_append(&outs[0], &parts[i]) != 0)
 			fail(outs[0].errmsg);
 		out_abort(&parts[i]);
-		if (interrupted)
-			cleanup_and_exit(1);
+		check_interrupted();
 	}
 	for (i = 0; i < nouts; i++)
 		if (out_flush(&outs[i], !opt.no_sync) != 0)
@@ -654,14 +827,17 @@ main(int argc, char **argv)
 
 	/* commit: no signal may remove a file while it is being renamed */
 	signals_block();
-	if (interrupted)
-		cleanup_and_exit(1);
+	check_interrupted();
 	for (i = 0; i < nouts; i++)
 		if (out_commit(&outs[i], opt.force, !opt.no_sync) != 0)
 		{
-			/* the files renamed so far stay: each of them is complete */
+			if (nouts > 1)
+				split_commit_failed(i);
+			else
+				/* one file: renamed or not, it is complete (the message says which) */
+				snprintf(errbuf, sizeof(errbuf), "%s", outs[i].errmsg);
 			signals_unblock();
-			fail(outs[i].errmsg);
+			fail(errbuf);
 		}
 	signals_unblock();
 

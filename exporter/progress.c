@@ -8,6 +8,7 @@
 #include <time.h>
 
 #define UPDATE_INTERVAL		0.25	/* seconds */
+#define ETA_MAX				(100 * 3600 - 1)	/* shown as ">99:59:59" */
 
 double
 now_seconds(void)
@@ -69,11 +70,27 @@ progress_update(Progress *p, uint64_t rows, uint64_t bytes)
 	{
 		double		frac = rows / p->estimate;
 		double		eta = elapsed * (1 - frac) / frac;
+		int			secs;
 
+		/*
+		 * A few rows after a long wait (a slow query's first rows) give an
+		 * absurd ETA: clamp it before the conversion, which is undefined
+		 * for a double beyond int's range.
+		 */
+		if (!(eta >= 0))
+			eta = 0;
+		if (eta > ETA_MAX)
+			eta = ETA_MAX;
+		secs = (int) eta;
 		n += snprintf(line + n, sizeof(line) - n, ", %.0f%%", frac * 100);
 		if (elapsed > 1 && n < (int) sizeof(line))
-			snprintf(line + n, sizeof(line) - n, ", ETA %d:%02d",
-					 (int) (eta / 60), (int) eta % 60);
+		{
+			if (secs >= 3600)
+				snprintf(line + n, sizeof(line) - n, ", ETA %s%d:%02d:%02d",
+						 secs == ETA_MAX ? ">" : "", secs / 3600, secs / 60 % 60, secs % 60);
+			else
+				snprintf(line + n, sizeof(line) - n, ", ETA %d:%02d", secs / 60, secs % 60);
+		}
 	}
 	/* \033[K erases what a longer previous line left */
 	fprintf(stderr, "\r%s\033[K", line);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,8 +14,11 @@
 /*
  * Fixed-size registries: the handler must not take locks or follow pointers
  * that may be half-written, so a slot's contents are set before its 'used'
- * flag, and cleared after it.  The mutex only serializes threads that
- * register and unregister; the handler never takes it.
+ * flag, and cleared after it.  'used' is volatile, but the contents are not,
+ * and the compiler may move a plain store across a volatile one: a signal
+ * fence (a compiler barrier; the handler runs in the registering thread, see
+ * signals.h) keeps the order, on both sides.  The mutex only serializes
+ * threads that register and unregister; the handler never takes it.
  */
 #define MAX_FILES	160
 #define MAX_CANCELS	80
@@ -31,7 +35,9 @@ typedef struct CancelSlot
 	PGcancel   *cancel;
 } CancelSlot;
 
-volatile sig_atomic_t interrupted = 0;
+atomic_int	interrupted = 0;
+
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the signal handler needs a lock-free atomic_int");
 
 static FileSlot files[MAX_FILES];
 static CancelSlot cancels[MAX_CANCELS];
@@ -52,6 +58,20 @@ block_save(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/* unlink every registered temporary file (async-signal-safe) */
+static void
+unlink_registered(void)
+{
+	int			i;
+
+	for (i = 0; i < MAX_FILES; i++)
+		if (files[i].used)
+		{
+			atomic_signal_fence(memory_order_acquire);
+			(void) unlink(files[i].path);
+		}
+}
+
 static void
 handler(int sig)
 {
@@ -63,20 +83,25 @@ handler(int sig)
 	{
 		/*
 		 * A second signal: the first one's cleanup is stuck (a connection
-		 * that does not answer the cancel request, say).  The temporary
-		 * files went with the first; die now.
+		 * that does not answer the cancel request, say, with the first
+		 * handler itself blocked in PQcancel: the handled signals are not
+		 * blocked while it runs, see signals_install).  Remove the temporary
+		 * files again (one may have been created since the first signal),
+		 * then die now.
 		 */
+		unlink_registered();
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
 	interrupted = sig;
-	for (i = 0; i < MAX_FILES; i++)
-		if (files[i].used)
-			(void) unlink(files[i].path);
+	unlink_registered();
 	for (i = 0; i < MAX_CANCELS; i++)
 		if (cancels[i].used)
+		{
+			atomic_signal_fence(memory_order_acquire);
 			(void) PQcancel(cancels[i].cancel, errbuf, sizeof(errbuf));
+		}
 	errno = saved_errno;
 }
 
@@ -88,10 +113,16 @@ signals_install(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handler;
+
+	/*
+	 * Nothing blocked while the handler runs, not even the signal itself
+	 * (SA_NODEFER): the handler's PQcancel connects to the server and can
+	 * block for as long as the network does, and a second Ctrl-C must still
+	 * get through then, to kill the process.  No SA_RESTART: a blocking call
+	 * should return EINTR and see the flag.
+	 */
 	sigemptyset(&sa.sa_mask);
-	/* no SA_RESTART: a blocking call should return EINTR and see the flag */
-	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
-		sigaddset(&sa.sa_mask, handled[i]);
+	sa.sa_flags = SA_NODEFER;
 	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
 		sigaction(handled[i], &sa, NULL);
 
@@ -116,6 +147,7 @@ signals_register_file(const char *path)
 		if (!files[i].used)
 		{
 			files[i].path = copy;
+			atomic_signal_fence(memory_order_release);
 			files[i].used = 1;
 			pthread_mutex_unlock(&registry_lock);
 			return i;
@@ -138,6 +170,7 @@ signals_unregister_file(int slot)
 	pthread_mutex_lock(&registry_lock);
 	path = files[slot].path;
 	files[slot].used = 0;
+	atomic_signal_fence(memory_order_release);
 	files[slot].path = NULL;
 	pthread_mutex_unlock(&registry_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -156,6 +189,7 @@ signals_register_cancel(PGcancel *cancel)
 		if (!cancels[i].used)
 		{
 			cancels[i].cancel = cancel;
+			atomic_signal_fence(memory_order_release);
 			cancels[i].used = 1;
 			pthread_mutex_unlock(&registry_lock);
 			return i;
@@ -174,6 +208,7 @@ signals_unregister_cancel(int slot)
 	block_save(&old);
 	pthread_mutex_lock(&registry_lock);
 	cancels[slot].used = 0;
+	atomic_signal_fence(memory_order_release);
 	cancels[slot].cancel = NULL;
 	pthread_mutex_unlock(&registry_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -9,6 +9,7 @@
  */
 #include "source.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,50 +46,62 @@ query_params(PGconn *conn, const char *sql, int n, const char *const *params,
 	return res;
 }
 
-/*
- * The schema bson_out is installed in, quoted, so that its functions are
- * called by their qualified names whatever the search_path.
- */
-static char *
-extension_schema(PGconn *conn, int need_row, int need_json, char *err, size_t errsize)
+/* bson_out in the database: where, which version, which functions */
+typedef struct Extension
+{
+	char	   *schema;			/* quoted; functions are called by qualified name */
+	char		version[64];
+	int			has_row_to_bson;	/* row_to_bson(record, boolean): 0.3.0 */
+	int			has_json_to_bson;	/* json_to_bson(json, boolean, boolean): 0.2.0 */
+	int			has_to_bson_ext;	/* to_bson(jsonb, boolean, boolean): 0.2.0 */
+} Extension;
+
+static int
+extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 {
 	PGresult   *res;
-	char	   *schema;
 
+	memset(ext, 0, sizeof(*ext));
 	res = query_params(conn,
 					   "SELECT quote_ident(n.nspname), e.extversion, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.row_to_bson(record, boolean)') IS NOT NULL, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.json_to_bson(json, boolean, boolean)') IS NOT NULL, "
-					   "  current_database() "
+					   "  to_regprocedure(quote_ident(n.nspname) || '.to_bson(jsonb, boolean, boolean)') IS NOT NULL "
 					   "FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
 					   "WHERE e.extname = 'bson_out'",
 					   0, NULL, "could not look up the bson_out extension", err, errsize);
 	if (res == NULL)
-		return NULL;
+		return -1;
 	if (PQntuples(res) == 0)
 	{
 		PQclear(res);
-		fail(err, errsize,
-			 "the bson_out extension is not installed in database \"%s\"\n"
-			 "hint: run CREATE EXTENSION bson_out; in that database (or export with --query "
-			 "from a database that has it)", PQdb(conn));
-		return NULL;
+		return fail(err, errsize,
+					"the bson_out extension is not installed in database \"%s\"\n"
+					"hint: run CREATE EXTENSION bson_out; in that database (or export with --query "
+					"from a database that has it)", PQdb(conn));
 	}
-	if ((need_row && strcmp(PQgetvalue(res, 0, 2), "t") != 0) ||
-		(need_json && strcmp(PQgetvalue(res, 0, 3), "t") != 0))
-	{
-		fail(err, errsize,
-			 "the bson_out extension in database \"%s\" is version %s, which has no %s\n"
-			 "hint: update it with ALTER EXTENSION bson_out UPDATE;",
-			 PQdb(conn), PQgetvalue(res, 0, 1), need_row ? "row_to_bson" : "json_to_bson");
-		PQclear(res);
-		return NULL;
-	}
-	schema = strdup(PQgetvalue(res, 0, 0));
+	snprintf(ext->version, sizeof(ext->version), "%s", PQgetvalue(res, 0, 1));
+	ext->has_row_to_bson = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	ext->has_json_to_bson = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+	ext->has_to_bson_ext = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+	ext->schema = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
-	if (schema == NULL)
-		fail(err, errsize, "out of memory");
-	return schema;
+	if (ext->schema == NULL)
+		return fail(err, errsize, "out of memory");
+	return 0;
+}
+
+/* An export that needs a function of a later bson_out than the installed one. */
+static int
+extension_too_old(PGconn *conn, const Extension *ext, const char *what, const char *fn,
+				  const char *since, char *err, size_t errsize)
+{
+	return fail(err, errsize,
+				"%s needs the function %s of bson_out %s or later, but the extension in "
+				"database \"%s\" is version %s\n"
+				"hint: update it with ALTER EXTENSION bson_out UPDATE; in that database (the "
+				"installed files must be %s or later)", what, fn, since, PQdb(conn),
+				ext->version, since);
 }
 
 static const char *
@@ -131,23 +144,16 @@ json_columns(PGconn *conn, const char *oid)
 	return s ? s : strdup("");
 }
 
-int
-source_table(PGconn *conn, const char *name, const char *column,
-			 int extended_json, Source *src, char *err, size_t errsize)
+/*
+ * Look NAME up: to_regclass parses it as SQL does and applies the
+ * search_path.  Fills oid, table, relkind, reltuples, has_children.
+ */
+static int
+lookup_table(PGconn *conn, const char *name, Source *src, char *err, size_t errsize)
 {
-	const char *params[2];
+	const char *params[1] = {name};
 	PGresult   *res;
-	char	   *schema;
-	char		oid[16];
-	size_t		n;
 
-	memset(src, 0, sizeof(*src));
-	schema = extension_schema(conn, column == NULL, column != NULL && extended_json, err, errsize);
-	if (schema == NULL)
-		return -1;
-
-	/* to_regclass parses the name as SQL does and applies the search_path */
-	params[0] = name;
 	res = query_params(conn,
 					   "SELECT c.oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname), "
 					   "  c.relkind, c.reltuples, c.relhassubclass "
@@ -155,34 +161,156 @@ source_table(PGconn *conn, const char *name, const char *column,
 					   "WHERE c.oid = to_regclass($1)",
 					   1, params, "invalid table name", err, errsize);
 	if (res == NULL)
-		goto fail;
+		return -1;
 	if (PQntuples(res) == 0)
 	{
 		PQclear(res);
-		fail(err, errsize,
-			 "table \"%s\" does not exist\n"
-			 "hint: names follow SQL rules: unquoted names are folded to lower case, so write a "
-			 "mixed-case name in double quotes (--table '\"MyTable\"'), and qualify a table that is not "
-			 "on the search_path with its schema (--table myschema.mytable)", name);
-		goto fail;
+		return fail(err, errsize,
+					"table \"%s\" does not exist\n"
+					"hint: names follow SQL rules: unquoted names are folded to lower case, so write a "
+					"mixed-case name in double quotes (--table '\"MyTable\"'), and qualify a table that is not "
+					"on the search_path with its schema (--table myschema.mytable)", name);
 	}
-	snprintf(oid, sizeof(oid), "%s", PQgetvalue(res, 0, 0));
-	src->table = strdup(PQgetvalue(res, 0, 1));
+	snprintf(src->oid, sizeof(src->oid), "%s", PQgetvalue(res, 0, 0));
+	/* kept when unchanged: db_hint_table may point to it */
+	if (src->table == NULL || strcmp(src->table, PQgetvalue(res, 0, 1)) != 0)
+	{
+		if (db_hint_table == src->table)
+			db_hint_table = NULL;
+		free(src->table);
+		src->table = strdup(PQgetvalue(res, 0, 1));
+	}
 	src->relkind = PQgetvalue(res, 0, 2)[0];
 	src->reltuples = atof(PQgetvalue(res, 0, 3));
 	src->has_children = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
 	PQclear(res);
 	if (src->table == NULL)
-	{
-		fail(err, errsize, "out of memory");
-		goto fail;
-	}
+		return fail(err, errsize, "out of memory");
 	if (strchr("rpvmf", src->relkind) == NULL)
+		return fail(err, errsize, "\"%s\" is %s; --table needs a table, view, materialized view or "
+					"foreign table", name, relkind_name(src->relkind));
+	return 0;
+}
+
+int
+source_resolve(PGconn *conn, const char *name, Source *src, char *err, size_t errsize)
+{
+	memset(src, 0, sizeof(*src));
+	if (lookup_table(conn, name, src, err, errsize) != 0)
 	{
-		fail(err, errsize, "\"%s\" is %s; --table needs a table, view, materialized view or "
-			 "foreign table", name, relkind_name(src->relkind));
+		source_free(src);
+		return -1;
+	}
+	return 0;
+}
+
+int
+source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
+			char *err, size_t errsize)
+{
+	char		sql[1024];
+	PGresult   *res;
+	const char *sqlstate;
+
+	switch (src->relkind)
+	{
+		case 'r':
+		case 'p':
+		case 'v':
+			/* a view: LOCK locks the tables it reads too (PostgreSQL 11 and later) */
+			snprintf(sql, sizeof(sql), "LOCK TABLE %s IN ACCESS SHARE MODE%s",
+					 src->table, nowait ? " NOWAIT" : "");
+			break;
+		case 'm':
+
+			/*
+			 * LOCK TABLE refuses materialized views; a query that opens one
+			 * holds ACCESS SHARE to the end of the transaction.  It takes
+			 * the snapshot first, which is harmless here: the one thing
+			 * that empties a materialized view under a snapshot, REFRESH,
+			 * writes its rows frozen, visible to every snapshot.  The
+			 * lock_timeout of 1 ms is NOWAIT's equivalent for a query.
+			 */
+			if (nowait)
+				snprintf(sql, sizeof(sql), "SET LOCAL lock_timeout = 1; SELECT FROM %s LIMIT 0; "
+						 "SET LOCAL lock_timeout = 0", src->table);
+			else
+				snprintf(sql, sizeof(sql), "SELECT FROM %s LIMIT 0", src->table);
+			break;
+		default:
+			/* a foreign table: LOCK refuses it, and it has no local rows to protect */
+			return 0;
+	}
+
+	/* a savepoint (no snapshot either) lets the transaction go on without the lock */
+	if (may_skip && db_command(conn, "SAVEPOINT pg_bsonexport_lock", "could not lock the table",
+							   err, errsize) != 0)
+		return -1;
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK)
+	{
+		PQclear(res);
+		return may_skip ? db_command(conn, "RELEASE SAVEPOINT pg_bsonexport_lock",
+									 "could not lock the table", err, errsize) : 0;
+	}
+	sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	if (may_skip && sqlstate && strcmp(sqlstate, "42501") == 0)
+	{
+		/*
+		 * No table-level SELECT privilege (column privileges are enough to
+		 * export a column but not to LOCK), or none on a partition that a
+		 * SELECT of the parent does not check: export unlocked, as the COPY
+		 * alone would; if it is not allowed either, the COPY says why.
+		 */
+		PQclear(res);
+		return db_command(conn, "ROLLBACK TO SAVEPOINT pg_bsonexport_lock; "
+						  "RELEASE SAVEPOINT pg_bsonexport_lock",
+						  "could not lock the table", err, errsize) == 0 ? 1 : -1;
+	}
+	if (nowait && sqlstate && strcmp(sqlstate, "55P03") == 0)
+	{
+		char		msg[1024];
+
+		db_error(conn, res, "could not lock the table", msg, sizeof(msg));
+		PQclear(res);
+		return fail(err, errsize,
+					"%s\ndetail: another session waits for (or holds) an exclusive lock on %s, "
+					"e.g. an ALTER TABLE, TRUNCATE, VACUUM FULL or REFRESH queued behind this "
+					"export's own lock; a job waiting behind it would wait forever, since that "
+					"session waits for the export to end\n"
+					"hint: retry the export once that session is done (pg_stat_activity and "
+					"pg_locks show it), or export without --jobs",
+					msg, src->table);
+	}
+	db_error(conn, res, "could not lock the table", err, errsize);
+	PQclear(res);
+	return -1;
+}
+
+int
+source_table(PGconn *conn, const char *name, const char *column,
+			 int extended_json, Source *src, char *err, size_t errsize)
+{
+	const char *params[2];
+	PGresult   *res;
+	Extension	ext = {NULL, "", 0, 0, 0};
+	char		oid[16];
+	const char *schema;
+	size_t		n;
+
+	/* the relation locked must still be the one the name resolved to */
+	snprintf(oid, sizeof(oid), "%s", src->oid);
+	if (lookup_table(conn, name, src, err, errsize) != 0)
+		goto fail;
+	if (strcmp(oid, src->oid) != 0)
+	{
+		fail(err, errsize, "table \"%s\" was dropped, renamed or replaced while the export "
+			 "started\nhint: retry the export", name);
 		goto fail;
 	}
+	if (extension_info(conn, &ext, err, errsize) != 0)
+		goto fail;
+	schema = ext.schema;
 
 	if (column == NULL)
 	{
@@ -191,6 +319,12 @@ source_table(PGconn *conn, const char *name, const char *column,
 			fail(err, errsize, "--extended-json needs --column: it applies to a json or jsonb "
 				 "column's Extended JSON wrappers, while a whole row is exported with its "
 				 "columns' own types");
+			goto fail;
+		}
+		if (!ext.has_row_to_bson)
+		{
+			extension_too_old(conn, &ext, "exporting whole rows (--table without --column)",
+							  "row_to_bson", "0.3.0", err, errsize);
 			goto fail;
 		}
 		n = strlen(schema) + 64;
@@ -206,7 +340,7 @@ source_table(PGconn *conn, const char *name, const char *column,
 		const char *fn;
 		int			is_domain;
 
-		params[0] = oid;
+		params[0] = src->oid;
 		params[1] = column;
 		/* parse_ident: the column name as SQL reads it ("Doc" quoted, doc folded) */
 		res = query_params(conn,
@@ -222,7 +356,7 @@ source_table(PGconn *conn, const char *name, const char *column,
 			goto fail;
 		if (PQntuples(res) == 0)
 		{
-			char	   *cols = json_columns(conn, oid);
+			char	   *cols = json_columns(conn, src->oid);
 
 			PQclear(res);
 			if (strchr(column, '.') && column[0] != '"')
@@ -246,7 +380,7 @@ source_table(PGconn *conn, const char *name, const char *column,
 			fn = "json_to_bson";
 		else
 		{
-			char	   *cols = json_columns(conn, oid);
+			char	   *cols = json_columns(conn, src->oid);
 
 			fail(err, errsize, "column %s of table %s has type %s; --column needs a jsonb or json "
 				 "column\nhint: %s%s%s", qcol, src->table, PQgetvalue(res, 0, 1),
@@ -257,6 +391,22 @@ source_table(PGconn *conn, const char *name, const char *column,
 			PQclear(res);
 			goto fail;
 		}
+
+		/* json_to_bson, and to_bson's Extended JSON form, came with 0.2.0 */
+		if (fn[0] == 'j' && !ext.has_json_to_bson)
+		{
+			PQclear(res);
+			extension_too_old(conn, &ext, "exporting a json column", "json_to_bson", "0.2.0",
+							  err, errsize);
+			goto fail;
+		}
+		if (fn[0] == 't' && extended_json && !ext.has_to_bson_ext)
+		{
+			PQclear(res);
+			extension_too_old(conn, &ext, "--extended-json", "to_bson(jsonb, boolean)", "0.2.0",
+							  err, errsize);
+			goto fail;
+		}
 		n = strlen(schema) + strlen(qcol) + 64;
 		src->expr = malloc(n);
 		if (src->expr)
@@ -265,15 +415,148 @@ source_table(PGconn *conn, const char *name, const char *column,
 					 extended_json ? ", true" : "");
 		PQclear(res);
 	}
-	free(schema);
+	free(ext.schema);
 	if (src->expr == NULL)
 		return fail(err, errsize, "out of memory");
 	return 0;
 
 fail:
-	free(schema);
+	free(ext.schema);
 	source_free(src);
 	return -1;
+}
+
+/* a character of an identifier or keyword (and so of a dollar-quote tag, but '$') */
+static int
+ident_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/*
+ * Where --query ends: the offset just past its last token, skipping quoted
+ * text and comments as the server's lexer does, so that a trailing ';', a
+ * trailing comment and blanks (which COPY (query) would choke on) can be
+ * cut off.  -1, with *semi set to its offset, if a ';' outside quotes and
+ * comments is followed by more SQL: a second statement.  'std_strings':
+ * standard_conforming_strings, without which a backslash escapes in '...'.
+ * What this gets wrong, the server then reports as a syntax error.
+ */
+static long
+query_end(const char *q, int std_strings, size_t *semi)
+{
+	size_t		n = strlen(q);
+	size_t		i = 0;
+	size_t		end = 0;
+	int			after_semi = 0;
+
+	while (i < n)
+	{
+		unsigned char c = (unsigned char) q[i];
+
+		if (isspace(c))
+		{
+			i++;
+			continue;
+		}
+		if (c == '-' && q[i + 1] == '-')
+		{
+			while (i < n && q[i] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '/' && q[i + 1] == '*')
+		{
+			int			depth = 1;	/* they nest */
+
+			for (i += 2; i < n && depth > 0;)
+			{
+				if (q[i] == '/' && q[i + 1] == '*')
+					depth++, i += 2;
+				else if (q[i] == '*' && q[i + 1] == '/')
+					depth--, i += 2;
+				else
+					i++;
+			}
+			continue;
+		}
+		if (c == ';')
+		{
+			if (!after_semi)
+				*semi = i;
+			after_semi = 1;
+			i++;
+			continue;
+		}
+		if (after_semi)
+			return -1;
+
+		if (c == '\'')
+		{
+			/* E'...' (the E not ending a longer word) takes backslash escapes */
+			int			backslash = !std_strings ||
+				(i > 0 && (q[i - 1] == 'E' || q[i - 1] == 'e') &&
+				 (i < 2 || !ident_char((unsigned char) q[i - 2])));
+
+			for (i++; i < n; i++)
+			{
+				if (backslash && q[i] == '\\' && i + 1 < n)
+					i++;
+				else if (q[i] == '\'' && q[i + 1] == '\'')
+					i++;
+				else if (q[i] == '\'')
+				{
+					i++;
+					break;
+				}
+			}
+			end = i;
+			continue;
+		}
+		if (c == '"')
+		{
+			for (i++; i < n; i++)
+			{
+				if (q[i] == '"' && q[i + 1] == '"')
+					i++;
+				else if (q[i] == '"')
+				{
+					i++;
+					break;
+				}
+			}
+			end = i;
+			continue;
+		}
+		if (c == '$' && (i == 0 || !ident_char((unsigned char) q[i - 1])))
+		{
+			/* $tag$ ... $tag$, tag empty or an identifier without '$' ($1 is a parameter) */
+			size_t		t = i + 1;
+
+			if (t < n && (isalpha((unsigned char) q[t]) || q[t] == '_' || (unsigned char) q[t] >= 0x80))
+				while (t < n && q[t] != '$' && ident_char((unsigned char) q[t]))
+					t++;
+			if (t < n && q[t] == '$')
+			{
+				size_t		taglen = t - i + 1;
+				const char *close = NULL;
+				size_t		k;
+
+				for (k = t + 1; k + taglen <= n; k++)
+					if (memcmp(q + k, q + i, taglen) == 0)
+					{
+						close = q + k;
+						break;
+					}
+				i = close ? (size_t) (close - q) + taglen : n;
+				end = i;
+				continue;
+			}
+		}
+		i++;
+		end = i;
+	}
+	return (long) end;
 }
 
 int
@@ -290,11 +573,28 @@ source_query(PGconn *conn, const char *query, Source *src, char *err, size_t err
 	src->is_query = 1;
 	src->reltuples = -1;
 
-	/* COPY (query) cannot take a trailing semicolon */
-	len = strlen(query);
-	while (len > 0 && (query[len - 1] == ';' || query[len - 1] == ' ' ||
-					   query[len - 1] == '\n' || query[len - 1] == '\t' || query[len - 1] == '\r'))
-		len--;
+	/* COPY (query) takes neither a trailing semicolon nor a second statement */
+	{
+		const char *scs = PQparameterStatus(conn, "standard_conforming_strings");
+		size_t		semi = 0;
+		long		end = query_end(query, scs == NULL || strcmp(scs, "on") == 0, &semi);
+
+		if (end < 0)
+		{
+			const char *rest = query + semi + 1;
+
+			while (isspace((unsigned char) *rest))
+				rest++;
+			return fail(err, errsize,
+						"--query takes one query, but this one goes on after a ';': \"%.40s%s\"\n"
+						"hint: remove the ';' and what follows it (a ';' at the end, and comments "
+						"after it, are fine), or export each query on its own",
+						rest, strlen(rest) > 40 ? "..." : "");
+		}
+		if (end == 0)
+			return fail(err, errsize, "the query is empty (only blanks, comments or ';')");
+		len = (size_t) end;
+	}
 	src->query = strndup(query, len);
 	if (src->query == NULL)
 		return fail(err, errsize, "out of memory");
@@ -380,16 +680,76 @@ source_blocks(PGconn *conn, const Source *src, char *err, size_t errsize)
 	return blocks;
 }
 
+/* The SELECT of table mode, with a WHERE clause or ""; malloc'ed. */
+static char *
+table_select(const Source *src, const char *where)
+{
+	size_t		n = strlen(src->expr) + strlen(src->table) + strlen(where) + 64;
+	char	   *sql = malloc(n);
+
+	if (sql)
+		snprintf(sql, n, "SELECT %s FROM %s%s t%s",
+				 src->expr, where[0] ? "ONLY " : "", src->table, where);
+	return sql;
+}
+
+int
+source_estimate(PGconn *conn, const Source *src, double *rows, char *err, size_t errsize)
+{
+	char	   *select = src->is_query ? strdup(src->query) : table_select(src, "");
+	char	   *sql;
+	size_t		n;
+	PGresult   *res;
+	int			ok = 0;
+
+	*rows = -1;
+	if (select == NULL)
+		return 0;
+	n = strlen(select) + 32;
+	sql = malloc(n);
+	if (sql == NULL)
+	{
+		free(select);
+		return 0;
+	}
+	snprintf(sql, n, "EXPLAIN (FORMAT JSON)\n%s", select);
+	free(select);
+
+	if (db_command(conn, "SAVEPOINT pg_bsonexport_estimate", "could not estimate the rows",
+				   err, errsize) != 0)
+	{
+		free(sql);
+		return -1;
+	}
+	res = PQexec(conn, sql);
+	free(sql);
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+	{
+		/* the first "Plan Rows" is the top node's: a node's own fields precede its children */
+		const char *p = strstr(PQgetvalue(res, 0, 0), "\"Plan Rows\":");
+
+		ok = 1;
+		if (p)
+			*rows = strtod(p + strlen("\"Plan Rows\":"), NULL);
+	}
+	PQclear(res);
+	return db_command(conn, ok ? "RELEASE SAVEPOINT pg_bsonexport_estimate" :
+					  "ROLLBACK TO SAVEPOINT pg_bsonexport_estimate; "
+					  "RELEASE SAVEPOINT pg_bsonexport_estimate",
+					  "could not estimate the rows", err, errsize);
+}
+
 char *
 source_copy_sql(const Source *src, int64_t from, int64_t to)
 {
 	size_t		n;
 	char	   *sql;
+	char	   *select;
 	char		where[128] = "";
 
 	if (src->is_query)
 	{
-		/* newlines: a trailing -- comment in the query must not eat the ')' */
+		/* newlines: kept from when a trailing -- comment could reach here */
 		n = strlen(src->query) + 64;
 		sql = malloc(n);
 		if (sql)
@@ -403,11 +763,14 @@ source_copy_sql(const Source *src, int64_t from, int64_t to)
 		snprintf(where, sizeof(where), " WHERE t.ctid >= '(%lld,0)'::tid", (long long) from);
 	else if (to >= 0)
 		snprintf(where, sizeof(where), " WHERE t.ctid < '(%lld,0)'::tid", (long long) to);
-	n = strlen(src->expr) + strlen(src->table) + strlen(where) + 96;
+	select = table_select(src, where);
+	if (select == NULL)
+		return NULL;
+	n = strlen(select) + 64;
 	sql = malloc(n);
 	if (sql)
-		snprintf(sql, n, "COPY (SELECT %s FROM %s%s t%s) TO STDOUT (FORMAT binary)",
-				 src->expr, where[0] ? "ONLY " : "", src->table, where);
+		snprintf(sql, n, "COPY (%s) TO STDOUT (FORMAT binary)", select);
+	free(select);
 	return sql;
 }
 

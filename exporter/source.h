@@ -17,6 +17,7 @@ typedef struct Source
 	int			is_query;
 
 	/* table mode */
+	char		oid[16];		/* pg_class.oid, as resolved by source_resolve */
 	char	   *table;			/* schema-qualified, quoted: safe to splice into SQL */
 	char		relkind;		/* pg_class.relkind */
 	int			has_children;	/* inheritance children or partitions */
@@ -24,20 +25,58 @@ typedef struct Source
 	char	   *expr;			/* the BSON expression over alias t */
 
 	/* query mode */
-	char	   *query;			/* trailing semicolons and blanks removed */
+	char	   *query;			/* trailing semicolons, comments and blanks removed */
 } Source;
 
 /*
- * Resolve --table NAME [--column COL] [--extended-json].  NAME follows SQL
- * rules (case-folded unless double-quoted, optionally schema-qualified); so
- * does COL.  Runs in the export's transaction.
+ * Resolve --table NAME to a relation (its oid and quoted name), outside the
+ * export's transaction: NAME follows SQL rules (case-folded unless
+ * double-quoted, optionally schema-qualified).  Then the export's
+ * transaction locks it (source_lock) before its first query, and
+ * source_table checks the rest.
+ */
+extern int	source_resolve(PGconn *conn, const char *name, Source *src,
+						   char *err, size_t errsize);
+
+/*
+ * Take ACCESS SHARE on the resolved relation, as the transaction's first
+ * statement: LOCK takes no snapshot, so the snapshot the next query takes
+ * is already protected against TRUNCATE (not MVCC-safe: a snapshot taken
+ * before a TRUNCATE committed would see the table empty).  A materialized
+ * view, which LOCK refuses, is opened by a query instead; a foreign table
+ * is not locked.  'nowait' (the jobs of --jobs): fail at once rather than
+ * queue behind another session's lock request.  'may_skip': without the
+ * privilege that LOCK needs (table-level SELECT, also on every partition or
+ * child), go on unlocked, as before; returns 1 then.  0 when locked, -1
+ * with err set.
+ */
+extern int	source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
+						char *err, size_t errsize);
+
+/*
+ * Check --table NAME [--column COL] [--extended-json] in the export's
+ * transaction: NAME must still be the relation source_resolve found; COL
+ * follows SQL rules too; the bson_out functions needed must exist.
  */
 extern int	source_table(PGconn *conn, const char *name, const char *column,
 						 int extended_json, Source *src, char *err, size_t errsize);
 
-/* Check that --query returns exactly one bytea column, without running it. */
+/*
+ * Check that --query is one query (a trailing ';' and comments are removed;
+ * a ';' followed by more SQL is refused) returning exactly one bytea
+ * column, without running it.
+ */
 extern int	source_query(PGconn *conn, const char *query, Source *src,
 						 char *err, size_t errsize);
+
+/*
+ * The planner's row estimate for the export's query ("Plan Rows" of
+ * EXPLAIN (FORMAT JSON), which plans it without running it), in a
+ * savepoint so that a failure cannot harm the export; -1 if there is none.
+ * Returns -1 with err set only if the transaction could not be restored.
+ */
+extern int	source_estimate(PGconn *conn, const Source *src, double *rows,
+							char *err, size_t errsize);
 
 /* The table's size in blocks (for --jobs), or -1 with err set. */
 extern int64_t source_blocks(PGconn *conn, const Source *src, char *err, size_t errsize);

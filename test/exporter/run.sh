@@ -6,7 +6,8 @@
 # Assumes the extension is built and installed (make && make install); builds
 # the exporter from exporter/ with -Werror in a scratch directory (or tests
 # PG_BSONEXPORT=/path/to/binary), the
-# libbson reader test/exporter/read_libbson.c and the COPY-parser unit test.
+# libbson reader test/exporter/read_libbson.c, the COPY-parser and progress-line
+# unit tests and the LD_PRELOAD shim test/exporter/fail_rename.c.
 # Installs the Debian packages it needs when missing (libpq-dev, libbson-dev,
 # pkg-config, time, python3-bson, python3-psycopg2).
 #
@@ -16,9 +17,13 @@
 # compared with the same rows converted in SQL, byte for byte; --jobs N equal
 # to --jobs 1 byte for byte, --split files concatenated equal to one file, the
 # TID Range Scan of the jobs' queries; NULL rows; the size limits; refused
-# queries and names; connection and permission errors; SIGINT, SIGTERM,
-# SIGKILL and a terminated backend mid-stream; a full disk; progress on a
-# terminal; constant memory.
+# queries and names; connection and permission errors; an old bson_out;
+# SIGINT, SIGTERM, SIGKILL and a terminated backend mid-stream; SIGINT
+# while waiting for a lock; the table locked before the snapshot (a
+# TRUNCATE committed meanwhile); --jobs against a queued exclusive lock;
+# a --split rename failing midway (LD_PRELOAD shim fail_rename.c); TCP
+# keepalives (a silent fake server; needs ss); a full disk; progress on a
+# terminal; constant memory; no parallel plan in table mode.
 #
 # The last line is "exporter: N passed, M failed"; exit status 0 only when
 # nothing failed.  About a minute.
@@ -48,6 +53,9 @@ cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_l
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
 cc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-Iexporter -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c exporter/copy_binary.c || exit 1
+cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/exporter/fail_rename.c -ldl || exit 1
+cc -O1 -g -Wall -Wextra -Werror -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all \
+	-Iexporter -o "$WORK/test_progress" test/exporter/test_progress.c exporter/progress.c || exit 1
 
 # our own cluster, never one the environment points at
 unset PGHOST PGPORT PGDATABASE PGUSER
@@ -94,6 +102,49 @@ expect_error() {
 	fi
 }
 
+# wait_until SQL: poll (10 s at most) until the query returns true
+wait_until() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(Q -c "$1" 2>/dev/null)" = t ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# lock_on TABLE MODE GRANTED [APP]: the SQL that is true when such a lock is there
+lock_on() {
+	echo "SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+		WHERE l.relation = '$1'::regclass AND l.mode = '$2' AND l.granted = $3
+		${4:+AND a.application_name = '$4'})"
+}
+
+# wait_max SECONDS PID: wait for PID (status in $?), killed if it takes longer
+wait_max() {
+	local i
+	for i in $(seq 1 $(($1 * 20))); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$2" 2>/dev/null && kill -KILL "$2"
+	wait "$2"
+}
+
+# a psql session that stays open between statements, fed through a FIFO:
+# session_open; session_send SQL...; session_close
+session_open() {
+	rm -f "$WORK/session.fifo"
+	mkfifo "$WORK/session.fifo"
+	psql -qX -v ON_ERROR_STOP=1 <"$WORK/session.fifo" >"$WORK/session.log" 2>&1 &
+	SESSION_PID=$!
+	exec 6>"$WORK/session.fifo"
+}
+session_send() { printf '%s\n' "$1" >&6; }
+session_close() {
+	exec 6>&-
+	wait "$SESSION_PID"
+}
+
 # verify NAME FILE SQL: both readers against the rows of SQL
 verify() {
 	local name=$1 file=$2 sql=$3 out
@@ -116,6 +167,14 @@ else
 	fail "COPY binary parser unit test" "$out"
 fi
 
+if out=$("$WORK/test_progress" 2>&1 | tr '\r' '\n' | sed 's/\x1b\[K//g' | grep -v '^$') &&
+	grep -q ', ETA >99:59:59$' <<<"$out" && grep -q ', 50%, ETA 0:10$' <<<"$out" &&
+	grep -Eq ', 1%, ETA 9[89]:[0-9]{2}:[0-9]{2}$' <<<"$out"; then
+	pass "progress ETA clamped, h:mm:ss past an hour (UBSan float-cast-overflow): $(tr '\n' '|' <<<"$out")"
+else
+	fail "progress ETA" "$out"
+fi
+
 # ---------------------------------------------------------------- data
 log "data: bench/gen_data.py at scale 0.1 (20,000 rows per table) and SQL-made tables"
 createdb -T template0 -E UTF8 "$DB" && Q -c "CREATE EXTENSION bson_out" || exit 1
@@ -133,11 +192,25 @@ INSERT INTO "My Schema"."Mixed Table" SELECT g, jsonb_build_object('n', g) FROM 
 CREATE VIEW medium_v AS SELECT * FROM medium;
 CREATE TABLE big (id int, doc jsonb);
 INSERT INTO big SELECT g, jsonb_build_object('_id', g, 'v', 'value ' || g, 'ok', g % 2 = 0) FROM generate_series(1, 1000000) g;
+CREATE MATERIALIZED VIEW mv AS SELECT * FROM medium;
+CREATE VIEW big_v AS SELECT * FROM big;
+CREATE TABLE lockq (id int, doc jsonb);
+INSERT INTO lockq SELECT g, jsonb_build_object('i', g) FROM generate_series(1, 100) g;
+CREATE MATERIALIZED VIEW lockmv AS SELECT * FROM lockq;
 VACUUM ANALYZE;
 CREATE ROLE noread LOGIN;
+CREATE ROLE colonly LOGIN;
+GRANT SELECT (doc) ON medium TO colonly;
 SQL
 createdb -T template0 noext || exit 1
 Q -d noext -c "CREATE TABLE t (doc jsonb)" || exit 1
+# bson_out 0.1.0: to_bson(jsonb) only
+createdb -T template0 oldext || exit 1
+Q -d oldext <<'SQL' || exit 1
+CREATE EXTENSION bson_out VERSION '0.1.0';
+CREATE TABLE t (j json, b jsonb);
+INSERT INTO t VALUES ('{"a": 1}', '{"a": 1}');
+SQL
 
 # ---------------------------------------------------------------- exports read back
 log "exports read back by pymongo and libbson"
@@ -164,6 +237,13 @@ run "$BIN" --table jt --column j --extended-json -o "$WORK/jtx.bson" -q
 verify "json column --extended-json" "$WORK/jtx.bson" "SELECT json_to_bson(j, true) FROM jt"
 run "$BIN" --query "SELECT row_to_bson(t) FROM typed t WHERE id % 3 = 0;" -o "$WORK/q.bson" -q
 verify "--query (trailing semicolon)" "$WORK/q.bson" "SELECT row_to_bson(t) FROM typed t WHERE id % 3 = 0"
+# ';' and '--' inside quotes are not the end; a trailing ';', then comments, are cut off
+QS="SELECT row_to_bson(t) FROM (SELECT ';' AS a, \$q\$;--\$q\$ AS b, E'\\';--' AS c, \"x;y\"
+	FROM (SELECT 1 AS \"x;y\") s) t"
+run "$BIN" --query "$QS; -- a comment; with a semicolon
+/* a block comment; /* nested; */ */ ;" -o "$WORK/qc.bson" -q
+[ "$rc" -eq 0 ] || fail "--query with a trailing comment" "$(cat "$WORK/err")"
+verify "--query: quoted ';' and '--' kept, trailing ';' and comments cut" "$WORK/qc.bson" "$QS"
 run "$BIN" --table '"My Schema"."Mixed Table"' --column '"Doc"' -o "$WORK/mixed.bson" -q
 verify "quoted schema-qualified mixed-case names" "$WORK/mixed.bson" 'SELECT to_bson("Doc") FROM "My Schema"."Mixed Table"'
 run "$BIN" --table medium_v --column doc -o "$WORK/view.bson" -q
@@ -215,6 +295,15 @@ else
 $plan"
 fi
 expect_error "--jobs on a view" 1 "needs a plain table" "$BIN" --table medium_v --column doc -j 2 -o "$WORK/x.bson"
+run "$BIN" --table mv --column doc -o "$WORK/mv.bson" -q
+run "$BIN" --table mv --column doc -j 3 -o "$WORK/mv_j3.bson" -q
+[ "$rc" -eq 0 ] && cmp -s "$WORK/mv_j3.bson" "$WORK/mv.bson" && cmp -s "$WORK/mv.bson" "$M" &&
+	pass "materialized view --jobs 3 (locked by a query: LOCK TABLE refuses it): byte-identical" ||
+	fail "materialized view --jobs 3" "$(cat "$WORK/err")"
+run "$BIN" -U colonly --table medium --column doc -o "$WORK/colonly.bson" -q
+[ "$rc" -eq 0 ] && cmp -s "$WORK/colonly.bson" "$M" &&
+	pass "a column privilege only (no LOCK TABLE): exported unlocked" ||
+	fail "column privilege only" "$(cat "$WORK/err")"
 
 # ---------------------------------------------------------------- checks on the way
 log "documents checked on the way"
@@ -276,6 +365,29 @@ expect_error "usage: --table and --query" 2 "give either --table NAME or --query
 expect_error "usage: --jobs with --query" 2 "--jobs needs --table" \
 	"$BIN" --query "SELECT to_bson(doc) FROM medium" -j 2 -o "$WORK/x.bson"
 expect_error "usage: bad --max-size" 2 "invalid --max-size" "$BIN" --table medium --max-size 12Q -o "$WORK/x.bson"
+expect_error "usage: --max-size too large names the real maximum" 2 "from 5 to 2147483647 bytes" \
+	"$BIN" --table medium --max-size 2G -o "$WORK/x.bson"
+run "$BIN" --table medium --column doc --max-size 2047M -o "$WORK/x.bson" -q
+[ "$rc" -eq 0 ] && pass "--max-size 2047M is accepted" || fail "--max-size 2047M" "$(cat "$WORK/err")"
+rm -f "$WORK/x.bson"
+expect_error "usage: --split without --jobs" 2 "--split needs --jobs N" \
+	"$BIN" --table medium --split -o "$WORK/x.bson"
+expect_error "query with a second statement" 1 \
+	"^pg_bsonexport: error: --query takes one query, but this one goes on after a ';': \"SELECT 2\"$" \
+	"$BIN" --query "SELECT to_bson('{}'::jsonb); SELECT 2" -o "$WORK/x.bson"
+expect_error "query of comments only" 1 "the query is empty" "$BIN" --query " -- nothing;" -o "$WORK/x.bson"
+expect_error "json column, bson_out 0.1.0" 1 \
+	"exporting a json column needs the function json_to_bson of bson_out 0.2.0 or later, but the extension in database \"oldext\" is version 0.1.0" \
+	"$BIN" -d oldext --table t --column j -o "$WORK/x.bson"
+grep -q "hint: update it with ALTER EXTENSION bson_out UPDATE" "$WORK/err" &&
+	pass "old bson_out: the hint says ALTER EXTENSION bson_out UPDATE" || fail "old bson_out hint" "$(cat "$WORK/err")"
+expect_error "whole rows, bson_out 0.1.0" 1 "needs the function row_to_bson of bson_out 0.3.0 or later" \
+	"$BIN" -d oldext --table t -o "$WORK/x.bson"
+expect_error "--extended-json, bson_out 0.1.0" 1 "needs the function to_bson\(jsonb, boolean\) of bson_out 0.2.0" \
+	"$BIN" -d oldext --table t --column b --extended-json -o "$WORK/x.bson"
+run "$BIN" -d oldext --table t --column b -o "$WORK/old.bson" -q
+[ "$rc" -eq 0 ] && [ "$(tail -1 <("$WORK/read_libbson" "$WORK/old.bson"))" = "count 1" ] &&
+	pass "a jsonb column with bson_out 0.1.0 (to_bson(jsonb))" || fail "jsonb with bson_out 0.1.0" "$(cat "$WORK/err")"
 expect_error "output directory missing" 1 "could not create the temporary output file .*No such file or directory" \
 	"$BIN" --table medium --column doc -o "$WORK/nodir/x.bson"
 
@@ -366,6 +478,210 @@ else
 	fail "terminated backend: the export did not start" "$(cat "$WORK/bg.err")"
 fi
 
+# standard output: what was written stays written, and the message says so
+"$BIN" --query "$SLOW" -q -o - >"$WORK/sig_stdout.bson" 2>"$WORK/bg.err" &
+BG=$!
+for i in $(seq 1 200); do [ -s "$WORK/sig_stdout.bson" ] && break; sleep 0.05; done
+kill -INT $BG
+wait_max 20 $BG
+rc=$?
+if [ $rc -eq 130 ] && grep -q "interrupted by SIGINT; what was written to standard output is incomplete" "$WORK/bg.err"; then
+	pass "SIGINT with -o -: exit 130, \"$(sed 's/^pg_bsonexport: //' "$WORK/bg.err")\""
+else
+	fail "SIGINT with -o -" "exit $rc; $(cat "$WORK/bg.err")"
+fi
+
+# ---------------------------------------------------------------- locks
+log "locks: SIGINT while waiting, the lock before the snapshot, --jobs behind a queued lock"
+# a signal while the export waits for its table lock (lock_timeout is off),
+# a setup step (with --jobs too, whose COPYs have not started): the handler
+# cancels the waiting LOCK, the connection being registered when opened
+for jobs in 1 2; do
+	session_open
+	session_send "BEGIN; LOCK TABLE lockq IN ACCESS EXCLUSIVE MODE;"
+	if wait_until "$(lock_on lockq AccessExclusiveLock true)"; then
+		"$BIN" --table lockq -j $jobs -o "$WORK/sig_lock.bson" >/dev/null 2>"$WORK/bg.err" 6>&- &
+		BG=$!
+		if wait_until "$(lock_on lockq AccessShareLock false pg_bsonexport)"; then
+			kill -INT $BG
+			wait_max 10 $BG
+			rc=$?
+			if [ $rc -eq 130 ] && no_output "$WORK/sig_lock.bson" &&
+				grep -q "interrupted by SIGINT; no output written" "$WORK/bg.err"; then
+				pass "--jobs $jobs: SIGINT while waiting for the table lock: exit 130 at once, nothing left"
+			else
+				fail "--jobs $jobs: SIGINT while waiting for the table lock" "exit $rc (137: hung, killed); $(cat "$WORK/bg.err")"
+			fi
+		else
+			kill -KILL $BG
+			fail "--jobs $jobs: SIGINT while waiting for the table lock: the export did not wait" "$(cat "$WORK/bg.err")"
+		fi
+	else
+		fail "--jobs $jobs: SIGINT while waiting for the table lock: no lock" "$(cat "$WORK/session.log")"
+	fi
+	session_send "ROLLBACK;"
+	session_close
+done
+
+# TRUNCATE is not MVCC-safe: committed between the export's snapshot and its
+# lock, it would leave the export empty.  The lock comes first, so the export
+# waits, then sees the new rows.
+Q -c "CREATE TABLE tr (doc jsonb); INSERT INTO tr SELECT jsonb_build_object('old', g) FROM generate_series(1, 100) g"
+session_open
+session_send "BEGIN; TRUNCATE tr; INSERT INTO tr SELECT jsonb_build_object('new', g) FROM generate_series(1, 1000) g;"
+if wait_until "$(lock_on tr AccessExclusiveLock true)"; then
+	"$BIN" --table tr --column doc -o "$WORK/tr.bson" >/dev/null 2>"$WORK/bg.err" 6>&- &
+	BG=$!
+	wait_until "$(lock_on tr AccessShareLock false pg_bsonexport)" ||
+		fail "TRUNCATE during the export: it did not wait for the lock" "$(cat "$WORK/bg.err")"
+	session_send "COMMIT;"
+	session_close
+	wait_max 20 $BG
+	rc=$?
+	[ $rc -eq 0 ] || fail "TRUNCATE during the export" "exit $rc; $(cat "$WORK/bg.err")"
+	verify "TRUNCATE committed while the export waited for its lock: the new rows" "$WORK/tr.bson" \
+		"SELECT to_bson(doc) FROM tr"
+else
+	fail "TRUNCATE during the export: no lock" "$(cat "$WORK/session.log")"
+	session_close
+fi
+
+# --jobs against a lock queue: once the leader holds its lock, another
+# session queues for ACCESS EXCLUSIVE; a job that then waited for ACCESS
+# SHARE would wait forever (the session waits for the leader, which waits
+# for the job).  The job's LOCK ... NOWAIT fails instead, with a message.
+# Deterministic: the leader is held after its lock and before the jobs
+# connect by its first write to standard error (--verbose: the snapshot
+# line), a FIFO whose buffer is full until the session has queued.
+# (a materialized view, which LOCK refuses: a query under lock_timeout 1 ms,
+# against a REFRESH queued behind the leader)
+for rel in lockq lockmv; do
+	rm -f "$WORK/stderr.fifo"
+	mkfifo "$WORK/stderr.fifo"
+	exec 7<>"$WORK/stderr.fifo"
+	"$PYTHON" -c '
+import fcntl, os
+fcntl.fcntl(7, fcntl.F_SETFL, fcntl.fcntl(7, fcntl.F_GETFL) | os.O_NONBLOCK)
+try:
+    while True:
+        os.write(7, b"\0" * 4096)
+except BlockingIOError:
+    pass
+'
+	"$BIN" --table $rel -j 2 -v -o "$WORK/lockq.bson" >/dev/null 2>"$WORK/stderr.fifo" 7>&- &
+	BG=$!
+	LOCKER=
+	if wait_until "$(lock_on $rel AccessShareLock true pg_bsonexport)"; then
+		if [ $rel = lockq ]; then
+			psql -qX -c "BEGIN" -c "LOCK TABLE lockq IN ACCESS EXCLUSIVE MODE" -c "COMMIT" >/dev/null 2>&1 7>&- &
+		else
+			psql -qX -c "REFRESH MATERIALIZED VIEW lockmv" >/dev/null 2>&1 7>&- &
+		fi
+		LOCKER=$!
+		wait_until "$(lock_on $rel AccessExclusiveLock false)" ||
+			fail "--jobs behind a queued lock ($rel): the ACCESS EXCLUSIVE request did not queue"
+	fi
+	# let the leader go on: read what it writes (the fill first), then the rest
+	exec 8<"$WORK/stderr.fifo"
+	exec 7>&-
+	cat <&8 >"$WORK/lockq.err" &
+	CAT=$!
+	exec 8<&-
+	wait_max 30 $BG
+	rc=$?
+	wait $CAT
+	[ -n "$LOCKER" ] && wait_max 10 $LOCKER
+	err=$(tr -d '\0' <"$WORK/lockq.err")
+	if [ $rc -eq 1 ] && no_output "$WORK/lockq.bson" &&
+		grep -Eq "^pg_bsonexport: error: job 2: could not lock the table: (could not obtain lock on relation|canceling statement due to lock timeout)" <<<"$err" &&
+		grep -q "^hint: retry the export once that session is done" <<<"$err"; then
+		pass "--jobs behind a queued ACCESS EXCLUSIVE ($rel): the job's lock fails at once, with a hint"
+	else
+		fail "--jobs behind a queued ACCESS EXCLUSIVE ($rel)" "exit $rc (137: hung, killed); $err"
+	fi
+done
+rm -f "$WORK/stderr.fifo"
+
+# ---------------------------------------------------------------- --split commit failing midway
+log "--split: a rename failing midway (LD_PRELOAD shim)"
+run env FAIL_RENAME_SUFFIX=fr.0002.bson LD_PRELOAD="$WORK/fail_rename.so" \
+	"$BIN" --table medium --column doc -j 3 --split -o "$WORK/fr.bson" -q
+if [ "$rc" -eq 1 ] && grep -q 'could not rename .*fr.0002.bson": Input/output error' "$WORK/err" &&
+	grep -q "the 1 file of the set already renamed into place (.*fr.0001.bson) has been removed again: none of the 3 files is left" "$WORK/err" &&
+	! compgen -G "$WORK/fr.*" >/dev/null && ! compgen -G "$WORK/.fr.*" >/dev/null; then
+	pass "--split, rename of file 2 failing: file 1 removed again, nothing left"
+else
+	fail "--split, rename of file 2 failing" "exit $rc; $(cat "$WORK/err"); $(ls -a "$WORK")"
+fi
+run "$BIN" --table medium --column doc -j 3 --split -o "$WORK/fr.bson" -q
+cp "$WORK/fr.0001.bson" "$WORK/fr1.old"
+cp "$WORK/fr.0002.bson" "$WORK/fr2.old"
+run env FAIL_RENAME_SUFFIX=fr.0002.bson LD_PRELOAD="$WORK/fail_rename.so" \
+	"$BIN" --table small --column doc -j 3 --split --force -o "$WORK/fr.bson" -q
+if [ "$rc" -eq 1 ] && grep -q "with --force, 1 of the 3 files (.*fr.0001.bson) had already replaced" "$WORK/err" &&
+	! cmp -s "$WORK/fr.0001.bson" "$WORK/fr1.old" && cmp -s "$WORK/fr.0002.bson" "$WORK/fr2.old" &&
+	! compgen -G "$WORK/.fr.*" >/dev/null; then
+	pass "--split --force, rename of file 2 failing: file 1 replaced, the rest as before, said so"
+else
+	fail "--split --force, rename of file 2 failing" "exit $rc; $(cat "$WORK/err")"
+fi
+rm -f "$WORK"/fr.* "$WORK"/fr[12].old
+
+# ---------------------------------------------------------------- keepalives
+# TCP keepalives on by default (idle 30 s), a setting in a conninfo string or
+# a service file winning: seen on the socket to a fake server that accepts and
+# never answers (the export hangs in its connection attempt, idle; ss shows the
+# keepalive timer, whose remaining time is at most the idle time)
+log "TCP keepalives"
+keepalive_timer() {
+	local i t m=0 sec=0 pid
+	"$BIN" "$@" --table medium -o "$WORK/ka.bson" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1 100); do
+		t=$(ss -tnoH state established "( dport = :$FAKE_PORT )" 2>/dev/null |
+			sed -n 's/.*timer:(keepalive,\([^,]*\),.*/\1/p' | head -1)
+		[ -n "$t" ] && break
+		sleep 0.05
+	done
+	kill -KILL $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	[ -n "$t" ] || { echo "none"; return; }
+	[[ $t =~ ^([0-9]+)min ]] && m=${BASH_REMATCH[1]}
+	[[ $t =~ ([0-9]+)(sec|\.) ]] && sec=${BASH_REMATCH[1]}
+	echo $((m * 60 + sec))
+}
+if command -v ss >/dev/null; then
+	"$PYTHON" -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])
+' >"$WORK/fake.port" &
+	FAKE=$!
+	for i in $(seq 1 100); do [ -s "$WORK/fake.port" ] && break; sleep 0.05; done
+	FAKE_PORT=$(cat "$WORK/fake.port")
+	t=$(keepalive_timer -h 127.0.0.1 -p "$FAKE_PORT")
+	[ "$t" != none ] && [ "$t" -le 30 ] && pass "keepalives by default: idle timer ${t} s (<= 30)" ||
+		fail "keepalives by default" "timer: $t"
+	t=$(keepalive_timer -d "host=127.0.0.1 port=$FAKE_PORT keepalives_idle=200")
+	[ "$t" != none ] && [ "$t" -gt 30 ] && [ "$t" -le 200 ] &&
+		pass "keepalives_idle=200 in the conninfo string wins: timer ${t} s" ||
+		fail "keepalives_idle in the conninfo string" "timer: $t"
+	printf '[ka]\nhost=127.0.0.1\nport=%s\nkeepalives_idle=100\n' "$FAKE_PORT" >"$WORK/pg_service.conf"
+	t=$(PGSERVICEFILE=$WORK/pg_service.conf PGSERVICE=ka keepalive_timer)
+	[ "$t" != none ] && [ "$t" -gt 30 ] && [ "$t" -le 100 ] &&
+		pass "keepalives_idle=100 in a service file wins: timer ${t} s" ||
+		fail "keepalives_idle in a service file" "timer: $t"
+	kill $FAKE
+	wait $FAKE 2>/dev/null
+else
+	echo "skip TCP keepalives (no ss)"
+fi
+
 # a full disk: a 1 MB tmpfs (root only; skipped, and said so, elsewhere)
 FULL=$WORK/full
 mkdir -p "$FULL"
@@ -391,6 +707,17 @@ fi
 run "$BIN" --table big -o "$WORK/progress2.bson"
 grep -q '%' "$WORK/err" && fail "no progress when standard error is not a terminal" "$(cat "$WORK/err")" ||
 	pass "no progress line when standard error is not a terminal"
+# no reltuples for a query or a view: the planner's estimate (EXPLAIN)
+for what in "--query 'SELECT to_bson(doc) FROM big'" "--table big_v --column doc"; do
+	script -qec "$BIN $what -o $WORK/progress3.bson" /dev/null >"$WORK/progress.txt" 2>&1
+	rm -f "$WORK/progress3.bson"
+	if grep -Eq '[0-9]+ rows, [0-9.]+ [kMG]?B.*[0-9]+%' "$WORK/progress.txt" &&
+		grep -q "1000000 documents" "$WORK/progress.txt"; then
+		pass "progress percentage for $what: $(tr '\r' '\n' <"$WORK/progress.txt" | grep '%' | tail -1 | sed 's/\x1b\[K//g')"
+	else
+		fail "progress percentage for $what" "$(tr '\r' '\n' <"$WORK/progress.txt" | tail -5)"
+	fi
+done
 
 # ---------------------------------------------------------------- memory
 log "peak memory at 100,000 and 1,000,000 rows"
@@ -402,6 +729,14 @@ if [ -n "$r1" ] && [ -n "$r2" ] && [ "$r2" -le $((r1 + 2048)) ]; then
 else
 	fail "constant memory" "peak RSS $r1 kB at 100,000 rows, $r2 kB at 1,000,000"
 fi
+
+# table mode's row order is the blocks' order even where the planner would
+# choose a parallel plan (max_parallel_workers_per_gather = 0 in the session)
+run env PGOPTIONS="-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0 -c max_parallel_workers_per_gather=2" \
+	"$BIN" --table big --column doc -o "$WORK/parallel.bson" -q
+cmp -s "$WORK/parallel.bson" "$WORK/rss2.bson" &&
+	pass "parallel query encouraged (PGOPTIONS): still the same bytes, in block order" ||
+	fail "parallel query encouraged" "$(cat "$WORK/err")"
 
 echo
 echo "runtime $(( $(date +%s) - T_START )) s"
