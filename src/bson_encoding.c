@@ -4,6 +4,8 @@
  */
 #include "bson_encoding.h"
 
+#include "bson_reader.h"
+
 #include "catalog/namespace.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
@@ -67,26 +69,10 @@ bson_convert_to_utf8(const BsonEncoding *enc, const char *src, int len,
 int
 bson_invalid_utf8_offset(const char *s, int len)
 {
-	int			off = 0;
+	/* the decoder's validator: the same rules on the way in and out */
+	size_t		ok = bson_utf8_valid_prefix((const uint8 *) s, (size_t) len);
 
-	while (off < len)
-	{
-		int			ok;
-
-		off += bson_ascii_prefix(s + off, len - off);
-		if (off >= len)
-			break;
-		/* pg_encoding_verifymbstr stops at NUL; step over NULs ourselves */
-		ok = pg_encoding_verifymbstr(PG_UTF8, s + off, len - off);
-		off += ok;
-		if (off < len)
-		{
-			if (s[off] != '\0')
-				return off;
-			off++;
-		}
-	}
-	return -1;
+	return ok == (size_t) len ? -1 : (int) ok;
 }
 
 char *

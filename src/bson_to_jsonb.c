@@ -118,14 +118,12 @@ push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
 
 /* {"<key>": "<text>"}, the shape of most wrappers */
 static void
-push_wrapper_string(JsonbReader *r, JsonbIteratorToken token, const char *key,
-					const char *text, size_t len)
+push_wrapper_string(JsonbReader *r, const char *key, const char *text, size_t len)
 {
 	pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 	push_key(r, key);
 	push_string(r, WJB_VALUE, text, len);
 	pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
-	(void) token;
 }
 
 /* {"<key>": <number>}, for $minKey and $maxKey */
@@ -144,7 +142,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 		   const BsonReadPath *path)
 {
 	JsonbValue	v;
-	char		buf[BSONR_DECIMAL128_STRING + BSON_DOUBLE_TEXT];
+	char		buf[BSON_DOUBLE_TEXT];
 
 	switch (it->type)
 	{
@@ -153,12 +151,12 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				double		d = bson_iter_double(it);
 
 				if (isnan(d))
-					push_wrapper_string(r, token, "$numberDouble", "NaN", 3);
+					push_wrapper_string(r, "$numberDouble", "NaN", 3);
 				else if (isinf(d))
-					push_wrapper_string(r, token, "$numberDouble",
+					push_wrapper_string(r, "$numberDouble",
 										d > 0 ? "Infinity" : "-Infinity", d > 0 ? 8 : 9);
 				else if (d == 0 && signbit(d))
-					push_wrapper_string(r, token, "$numberDouble", "-0.0", 4);
+					push_wrapper_string(r, "$numberDouble", "-0.0", 4);
 				else
 				{
 					bson_double_text(d, BSON_DOUBLE_NUMERIC, buf);
@@ -216,7 +214,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				char	   *hex = palloc(25);
 
 				bson_hex_encode(it->value, 12, hex);
-				push_wrapper_string(r, token, "$oid", hex, 24);
+				push_wrapper_string(r, "$oid", hex, 24);
 				break;
 			}
 		case BSONR_BOOL:
@@ -231,13 +229,13 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				int			len = bson_format_iso8601(ms, text);
 
 				if (len > 0)
-					push_wrapper_string(r, token, "$date", text, len);
+					push_wrapper_string(r, "$date", text, len);
 				else
 				{
 					len = sprintf(text, INT64_FORMAT, ms);
 					pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 					push_key(r, "$date");
-					push_wrapper_string(r, WJB_VALUE, "$numberLong", text, len);
+					push_wrapper_string(r, "$numberLong", text, len);
 					pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				}
 				break;
@@ -280,7 +278,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				push_key(r, "$ref");
 				push_utf8(r, WJB_VALUE, ns, len, path);
 				push_key(r, "$id");
-				push_wrapper_string(r, WJB_VALUE, "$oid", hex, 24);
+				push_wrapper_string(r, "$oid", hex, 24);
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
@@ -339,7 +337,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				{
 					char	   *text = palloc(24);
 
-					push_wrapper_string(r, token, "$numberLong", text,
+					push_wrapper_string(r, "$numberLong", text,
 										sprintf(text, INT64_FORMAT, i));
 				}
 				else
@@ -355,7 +353,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 
 				bson_iter_decimal128(it, &low, &high);
 				len = bson_decimal128_to_string(low, high, text);
-				push_wrapper_string(r, token, "$numberDecimal", text, len);
+				push_wrapper_string(r, "$numberDecimal", text, len);
 				break;
 			}
 		case BSONR_MINKEY:

@@ -166,14 +166,10 @@ report_bad_string(BsonWriter *w, const char *s, int len, int bad_offset,
 				  bool is_key, bool untranslatable)
 {
 	StringInfoData where;
-	StringInfoData bytes;
+	const char *bytes = bson_hex_bytes(s + bad_offset, Min(len - bad_offset, 4));
 
 	initStringInfo(&where);
 	bson_describe_location(w, s, &where);
-	initStringInfo(&bytes);
-	for (int i = bad_offset; i < len && i < bad_offset + 4; i++)
-		appendStringInfo(&bytes, "%s0x%02x", i > bad_offset ? " " : "",
-						 (unsigned char) s[i]);
 
 	ereport(ERROR,
 			(errcode(untranslatable ? ERRCODE_UNTRANSLATABLE_CHARACTER
@@ -184,9 +180,9 @@ report_bad_string(BsonWriter *w, const char *s, int len, int bad_offset,
 					is_key ? "key" : "string value"),
 			 where.len > 0
 			 ? errdetail("The %s at %s has the byte sequence %s at byte %d.",
-						 is_key ? "key" : "value", where.data, bytes.data, bad_offset)
+						 is_key ? "key" : "value", where.data, bytes, bad_offset)
 			 : errdetail("The %s has the byte sequence %s at byte %d.",
-						 is_key ? "key" : "value", bytes.data, bad_offset),
+						 is_key ? "key" : "value", bytes, bad_offset),
 			 untranslatable
 			 ? errhint("BSON strings are UTF-8; the character has no UTF-8 equivalent in the default conversion from %s.",
 					   GetDatabaseEncodingName())
