@@ -6,7 +6,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bson_check.h"
 #include "copy_binary.h"
@@ -52,13 +54,119 @@ job_fail(Job *job, uint64_t row, const char *fmt,...)
 	job->failed = 1;
 }
 
+/* rows of a chunk kept while its job waits for the turn (ChunkPlan) */
+typedef struct Hold
+{
+	char	   *buf;
+	size_t		len;
+	size_t		size;
+} Hold;
+
 typedef struct FieldState
 {
 	Job		   *job;
 	uint64_t	rows;
 	uint64_t	bytes;
 	uint64_t	nulls;
+
+	/* with chunks: the current one, and whether its rows go straight out */
+	int			chunk;
+	int			direct;
+	Hold		hold;
 } FieldState;
+
+static int
+stopping(void)
+{
+	return interrupted || atomic_load_explicit(&export_stop, memory_order_relaxed);
+}
+
+/*
+ * Wait until chunk 'chunk' has the turn.  Returns 0, or -1 if the export
+ * is stopping (a signal, another job's failure: then the turn may never
+ * come, so the flag is checked every 100 ms).
+ */
+static int
+wait_turn(ChunkPlan *plan, int chunk)
+{
+	int			rc = 0;
+
+	pthread_mutex_lock(&plan->lock);
+	while (atomic_load(&plan->next) != chunk)
+	{
+		struct timespec ts;
+
+		if (stopping())
+		{
+			rc = -1;
+			break;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L)
+		{
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&plan->turn, &plan->lock, &ts);
+	}
+	pthread_mutex_unlock(&plan->lock);
+	return rc;
+}
+
+/* The turn passes from 'chunk' to the next one. */
+static void
+pass_turn(ChunkPlan *plan, int chunk)
+{
+	pthread_mutex_lock(&plan->lock);
+	atomic_store(&plan->next, chunk + 1);
+	pthread_cond_broadcast(&plan->turn);
+	pthread_mutex_unlock(&plan->lock);
+}
+
+/* This job has the turn: write what it holds, then go direct. */
+static int
+take_turn(FieldState *st)
+{
+	Job		   *job = st->job;
+
+	if (st->hold.len > 0 && out_write(job->out, st->hold.buf, st->hold.len) != 0)
+	{
+		job_fail(job, 0, "%s", job->out->errmsg);
+		return -1;
+	}
+	st->hold.len = 0;
+	st->direct = 1;
+	return 0;
+}
+
+/* Keep a document of a chunk that does not have the turn; 1 if it did not fit. */
+static int
+hold_document(FieldState *st, const char *data, size_t len)
+{
+	Hold	   *h = &st->hold;
+
+	if (len > st->job->chunks->hold_max - h->len || len > st->job->chunks->hold_max)
+		return 1;
+	if (h->len + len > h->size)
+	{
+		size_t		size = h->size ? h->size : 256 * 1024;
+		char	   *nb;
+
+		while (size < h->len + len)
+			size *= 2;
+		if (size > st->job->chunks->hold_max)
+			size = st->job->chunks->hold_max;
+		nb = realloc(h->buf, size);
+		if (nb == NULL)
+			return 1;			/* no memory to hold it: wait for the turn instead */
+		h->buf = nb;
+		h->size = size;
+	}
+	memcpy(h->buf + h->len, data, len);
+	h->len += len;
+	return 0;
+}
 
 /* the COPY parser's callback: one field = one row = one document */
 static int
@@ -68,7 +176,7 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 	Job		   *job = st->job;
 	char		why[256];
 
-	if (interrupted || atomic_load_explicit(&export_stop, memory_order_relaxed))
+	if (stopping())
 		return 1;
 	if (data == NULL)
 	{
@@ -81,11 +189,37 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 		job_fail(job, row, "%s", why);
 		return 1;
 	}
+	if (job->chunks && !st->direct)
+	{
+		/* the turn may have come since the last row; if not, hold the row */
+		if (atomic_load(&job->chunks->next) == st->chunk)
+		{
+			if (take_turn(st) != 0)
+				return 1;
+		}
+		else if (hold_document(st, data, len) != 0)
+		{
+			/* holding all it may: wait for the turn (its server waits too) */
+			if (job->chunks->verbose)
+				fprintf(stderr, "pg_bsonexport: job %d: chunk %d: holding %zu bytes, all it may; "
+						"waiting for its turn\n", job->id, st->chunk + 1, st->hold.len);
+			if (wait_turn(job->chunks, st->chunk) != 0)
+			{
+				job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+				return 1;
+			}
+			if (take_turn(st) != 0)
+				return 1;
+		}
+		else
+			goto counted;
+	}
 	if (out_write(job->out, data, len) != 0)
 	{
 		job_fail(job, row, "%s", job->out->errmsg);
 		return 1;
 	}
+counted:
 	st->rows++;
 	st->bytes += len;
 	atomic_store_explicit(&job->rows, st->rows, memory_order_relaxed);
@@ -93,32 +227,20 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 	return 0;
 }
 
-int
-job_run(Job *job)
+/* Run one COPY statement to its end, every document through on_document. */
+static int
+run_copy(Job *job, const char *sql, FieldState *st)
 {
 	PGresult   *res;
 	CopyParser	parser;
-	FieldState	st = {job, 0, 0, 0};
 	int			rc = -1;
 
-	/*
-	 * Stopped before it started (a signal or another job's failure while
-	 * the threads were being created): the cancel request the stop sent may
-	 * have reached the server before this statement, so do not start it.
-	 */
-	if (interrupted || atomic_load(&export_stop))
-	{
-		job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
-		atomic_store(&job->finished, 1);
-		return -1;
-	}
-	res = PQexec(job->conn, job->sql);
+	res = PQexec(job->conn, sql);
 	if (PQresultStatus(res) != PGRES_COPY_OUT)
 	{
 		db_error(job->conn, res, "the export query failed", job->errmsg, sizeof(job->errmsg));
 		job->failed = 1;
 		PQclear(res);
-		atomic_store(&job->finished, 1);
 		return -1;
 	}
 	PQclear(res);
@@ -139,7 +261,7 @@ job_run(Job *job)
 			job->failed = 1;
 			goto done;
 		}
-		r = copy_parser_feed(&parser, buf, (size_t) n, on_document, &st);
+		r = copy_parser_feed(&parser, buf, (size_t) n, on_document, st);
 		PQfreemem(buf);
 		if (r == COPY_OK)
 			continue;
@@ -190,15 +312,90 @@ job_run(Job *job)
 				 (unsigned long long) copy_parser_rows(&parser));
 		goto done;
 	}
-	if (out_flush(job->out, 0) != 0)
-	{
-		job_fail(job, 0, "%s", job->out->errmsg);
-		goto done;
-	}
 	rc = 0;
 
 done:
 	copy_parser_free(&parser);
+	return rc;
+}
+
+/* The chunks of job k (0-based): k, k + N, k + 2N, ... each in its turn. */
+static int
+run_chunks(Job *job, FieldState *st)
+{
+	ChunkPlan  *plan = job->chunks;
+	int			c;
+
+	for (c = job->id - 1; c < plan->nchunks; c += job->njobs)
+	{
+		char	   *sql;
+		int			rc;
+
+		job->first_block = c == 0 ? -1 : c * plan->chunk_blocks;
+		job->end_block = c == plan->nchunks - 1 ? -1 : (c + 1) * plan->chunk_blocks;
+		sql = source_copy_sql(plan->src, job->first_block, job->end_block);
+		if (sql == NULL)
+		{
+			job_fail(job, 0, "out of memory");
+			return -1;
+		}
+		if (plan->verbose)
+			fprintf(stderr, "pg_bsonexport: job %d: %s\n", job->id, sql);
+		st->chunk = c;
+		st->direct = atomic_load(&plan->next) == c;
+		st->hold.len = 0;
+		rc = run_copy(job, sql, st);
+		free(sql);
+		if (rc != 0)
+			return -1;
+		if (!st->direct)
+		{
+			if (wait_turn(plan, c) != 0)
+			{
+				job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+				return -1;
+			}
+			if (take_turn(st) != 0)
+				return -1;
+		}
+		pass_turn(plan, c);
+	}
+	return 0;
+}
+
+int
+job_run(Job *job)
+{
+	FieldState	st;
+	int			rc;
+
+	memset(&st, 0, sizeof(st));
+	st.job = job;
+
+	/*
+	 * Stopped before it started (a signal or another job's failure while
+	 * the threads were being created): the cancel request the stop sent may
+	 * have reached the server before this statement, so do not start it.
+	 */
+	if (stopping())
+	{
+		job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+		atomic_store(&job->finished, 1);
+		return -1;
+	}
+	if (job->chunks)
+		rc = run_chunks(job, &st);
+	else
+	{
+		rc = run_copy(job, job->sql, &st);
+		/* its own output: flushed here; a shared one by the main thread */
+		if (rc == 0 && out_flush(job->out, 0) != 0)
+		{
+			job_fail(job, 0, "%s", job->out->errmsg);
+			rc = -1;
+		}
+	}
+	free(st.hold.buf);
 	atomic_store(&job->finished, 1);
 	return rc;
 }

@@ -4,14 +4,16 @@
  *		connection, strip the framing, check each document and write it.
  *
  * Without --jobs there is one job; with --jobs N there are N, each on its
- * own connection and thread, over disjoint block ranges of the table.  A
- * job only reads its connection and writes its output; everything else
+ * own connection and thread, over disjoint block ranges of the table: one
+ * range each with --split, else chunks taking turns (ChunkPlan).  A job
+ * only reads its connection and writes its output; everything else
  * (connecting, files, signals) is the main thread's.  The counters are
  * atomics so that the main thread can show progress while jobs run.
  */
 #ifndef EXPORT_H
 #define EXPORT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,16 +21,40 @@
 #include <libpq-fe.h>
 
 #include "output.h"
+#include "source.h"
+
+/*
+ * --jobs N into one file: the table's blocks in chunks, chunk k exported by
+ * job k mod N, the chunks written in order.  The job whose chunk is next
+ * ("has the turn") writes its rows straight to the output; the others keep
+ * the rows of their current chunk in memory, up to hold_max bytes, and
+ * wait for their turn if that is not enough.  So every job works at once,
+ * nothing is written twice, and memory stays bounded by N * hold_max.
+ */
+typedef struct ChunkPlan
+{
+	const Source *src;
+	int64_t		chunk_blocks;	/* blocks a chunk */
+	int			nchunks;		/* chunk 0 is open below, the last open above */
+	size_t		hold_max;		/* bytes a waiting job may hold */
+	int			verbose;		/* print each chunk's statement */
+
+	pthread_mutex_t lock;
+	pthread_cond_t turn;		/* 'next' moved on */
+	atomic_int	next;			/* the chunk whose rows are written now */
+} ChunkPlan;
 
 typedef struct Job
 {
 	int			id;				/* 1-based */
 	int			njobs;
 	PGconn	   *conn;
-	const char *sql;			/* the COPY statement */
+	const char *sql;			/* the COPY statement; NULL with chunks */
+	ChunkPlan  *chunks;			/* --jobs into one file, else NULL */
 	OutFile    *out;
 	size_t		max_size;
-	int64_t		first_block;	/* for messages: the range, -1 = unbounded */
+	int64_t		first_block;	/* for messages: the range (the current
+								 * chunk's with chunks), -1 = unbounded */
 	int64_t		end_block;
 
 	/* progress, read by the main thread while the job runs */

@@ -128,22 +128,19 @@ init_buffer(OutFile *o)
 	return 0;
 }
 
-/* Create and register the temporary file dir/.base.tmp.PID[.part]. */
+/* Create and register the temporary file dir/.base.tmp.PID. */
 static int
-create_temp(OutFile *o, const char *dir, const char *base, int part)
+create_temp(OutFile *o, const char *dir, const char *base)
 {
 	size_t		n = strlen(dir) + strlen(base) + 64;
 
 	o->tmp_path = malloc(n);
 	if (o->tmp_path == NULL)
 		return out_error(o, "out of memory");
-	if (part > 0)
-		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld.%d", dir, base, (long) getpid(), part);
-	else
-		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
+	snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
 
-	/* O_EXCL: never write into someone else's file; O_RDWR: parts are read back */
-	o->fd = open(o->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	/* O_EXCL: never write into someone else's file */
+	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (o->fd < 0)
 	{
 		int			err = errno;
@@ -288,19 +285,10 @@ out_open(OutFile *o, const char *path, int force, int durable)
 		free(dir);
 		return out_error(o, "out of memory");
 	}
-	rc = create_temp(o, dir, path_basename(path), 0);
+	rc = create_temp(o, dir, path_basename(path));
 	free(dir);
 	o->durable = durable;
 	return rc;
-}
-
-int
-out_open_part(OutFile *o, const char *dir, const char *base, int part)
-{
-	out_reset(o);
-	if (init_buffer(o) != 0)
-		return -1;
-	return create_temp(o, dir, base, part);
 }
 
 /* write(2) all of it, across short writes and signals */
@@ -403,55 +391,6 @@ out_flush(OutFile *o, int sync)
 
 		return out_error(o, "could not fsync \"%s\": %s%s", o->tmp_path,
 						 errstr(err, eb), errno_hint(err));
-	}
-	return 0;
-}
-
-int
-out_append(OutFile *o, OutFile *part)
-{
-	off_t		off = 0;
-	uint64_t	left;
-	char		eb[256];
-
-	if (flush_buffer(part) != 0)
-		return out_error(o, "%s", part->errmsg);
-	if (flush_buffer(o) != 0)
-		return -1;
-	left = part->flushed;
-
-	/* in the kernel where it can (no copy through user space; a reflink on
-	 * some file systems), else through our buffer */
-	while (left > 0)
-	{
-		ssize_t		n = copy_file_range(part->fd, &off, o->fd, NULL, left, 0);
-
-		if (n < 0 && errno == EINTR && !interrupted)
-			continue;
-		if (n <= 0)
-			break;
-		left -= (uint64_t) n;
-		o->flushed += (uint64_t) n;
-		o->bytes += (uint64_t) n;
-	}
-	while (left > 0)
-	{
-		size_t		want = left < o->size ? (size_t) left : o->size;
-		ssize_t		n = pread(part->fd, o->buf, want, off);
-
-		if (n < 0 && errno == EINTR && !interrupted)
-			continue;
-		if (n < 0)
-			return out_error(o, "could not read the temporary file \"%s\": %s",
-							 part->tmp_path, errstr(errno, eb));
-		if (n == 0)
-			return out_error(o, "the temporary file \"%s\" is shorter than written",
-							 part->tmp_path);
-		if (write_all(o, o->buf, (size_t) n) != 0)
-			return -1;
-		o->bytes += (uint64_t) n;
-		off += n;
-		left -= (uint64_t) n;
 	}
 	return 0;
 }

@@ -3,8 +3,8 @@
  *		Writing an output file so that it is never seen half-written.
  *
  * A file output is written to a temporary file in the target's directory
- * (.NAME.tmp.PID, or .NAME.tmp.PID.N for the parts of --jobs), so that the
- * final rename(2) stays within one file system and is atomic.  out_finish
+ * (.NAME.tmp.PID), so that the final rename(2) stays within one file system
+ * and is atomic.  out_finish
  * flushes and fsyncs it; out_commit renames it into place and fsyncs the
  * directory, so that after a crash there is either the complete old state
  * or the complete new file.  On any error out_abort removes it.  The
@@ -73,16 +73,7 @@ typedef struct OutFile
  */
 extern int	out_open(OutFile *o, const char *path, int force, int durable);
 
-/*
- * Open a temporary part file for --jobs in directory dir (no final name,
- * never synced: it is appended to the real output and removed).
- */
-extern int	out_open_part(OutFile *o, const char *dir, const char *base, int part);
-
 extern int	out_write(OutFile *o, const void *data, size_t len);
-
-/* Append all of part's contents (flushed) to o; part stays open. */
-extern int	out_append(OutFile *o, OutFile *part);
 
 /* Flush; then fsync if 'sync'.  The file stays open and uncommitted. */
 extern int	out_flush(OutFile *o, int sync);

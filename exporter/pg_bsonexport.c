@@ -37,6 +37,20 @@
 #define VERSION		"0.1.0"
 #define MAX_JOBS	64
 
+/*
+ * --jobs N into one file (see ChunkPlan in export.h): about CHUNKS_PER_JOB
+ * chunks a job, so that the jobs end close together, of at least
+ * MIN_CHUNK_BLOCKS blocks (a statement each) and at most MAX_CHUNK_BLOCKS
+ * (8 MiB of heap at the default block size), so that a chunk's rows
+ * usually fit in what a waiting job may hold: HOLD_BUDGET shared by the
+ * jobs, at least MIN_HOLD each.
+ */
+#define CHUNKS_PER_JOB		8
+#define MIN_CHUNK_BLOCKS	32
+#define MAX_CHUNK_BLOCKS	1024
+#define HOLD_BUDGET			((size_t) 64 * 1024 * 1024)
+#define MIN_HOLD			((size_t) 4 * 1024 * 1024)
+
 typedef struct Options
 {
 	ConnOpts	conn;
@@ -62,9 +76,6 @@ static PGcancel *cancels[MAX_JOBS];
 static int	cancel_slots[MAX_JOBS];
 static OutFile outs[MAX_JOBS];	/* final outputs: 1, or njobs with --split */
 static int	nouts;
-static OutFile parts[MAX_JOBS];	/* --jobs, one file: parts[1..nparts-1] (job
-								 * 1 writes outs[0], so parts[0] is unused) */
-static int	nparts;
 static Progress progress;
 static char errbuf[4096];
 
@@ -158,8 +169,6 @@ cleanup_and_exit(int status)
 
 	for (i = 0; i < nouts; i++)
 		out_abort(&outs[i]);
-	for (i = 1; i < nparts; i++)
-		out_abort(&parts[i]);
 	for (i = 0; i < MAX_JOBS; i++)
 		if (conns[i])
 			PQfinish(conns[i]);
@@ -473,6 +482,7 @@ main(int argc, char **argv)
 {
 	Source		src;
 	static Job	jobs[MAX_JOBS];
+	static ChunkPlan plan;
 	pthread_t	threads[MAX_JOBS];
 	int			njobs;
 	int			i;
@@ -645,36 +655,29 @@ main(int argc, char **argv)
 			fail(outs[0].errmsg);
 		nouts = 1;
 		check_interrupted();
-		if (njobs > 1)
-		{
-			/* job k > 1 writes a part, appended in order at the end */
-			char	   *dir;
-			const char *base;
+	}
 
-			if (outs[0].is_stdout)
-			{
-				dir = strdup(getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp");
-				base = PROGNAME "-stdout";
-			}
-			else
-			{
-				dir = path_dirname(opt.output);
-				base = strrchr(opt.output, '/') ? strrchr(opt.output, '/') + 1 : opt.output;
-			}
-			if (dir == NULL)
-				fail("out of memory");
-			for (i = 1; i < njobs; i++)
-			{
-				if (out_open_part(&parts[i], dir, base, i + 1) != 0)
-				{
-					free(dir);
-					fail(parts[i].errmsg);
-				}
-				nparts = i + 1;
-			}
-			free(dir);
-			check_interrupted();
-		}
+	if (njobs > 1 && !opt.split)
+	{
+		int64_t		per = (int64_t) njobs * CHUNKS_PER_JOB;
+		int64_t		cb = (nblocks + per - 1) / per;
+
+		if (cb < MIN_CHUNK_BLOCKS)
+			cb = MIN_CHUNK_BLOCKS;
+		if (cb > MAX_CHUNK_BLOCKS)
+			cb = MAX_CHUNK_BLOCKS;
+		plan.src = &src;
+		plan.chunk_blocks = cb;
+		plan.nchunks = nblocks <= cb ? 1 : (int) ((nblocks + cb - 1) / cb);
+		plan.hold_max = HOLD_BUDGET / (size_t) njobs;
+		if (plan.hold_max < MIN_HOLD)
+			plan.hold_max = MIN_HOLD;
+		plan.verbose = opt.verbose;
+		pthread_mutex_init(&plan.lock, NULL);
+		pthread_cond_init(&plan.turn, NULL);
+		atomic_init(&plan.next, 0);
+		verbose("%d chunk%s of %lld blocks; chunk k by job k mod %d + 1, written in order",
+				plan.nchunks, plan.nchunks == 1 ? "" : "s", (long long) cb, njobs);
 	}
 
 	for (i = 0; i < njobs; i++)
@@ -685,9 +688,15 @@ main(int argc, char **argv)
 		j->njobs = njobs;
 		j->conn = conns[i];
 		j->max_size = opt.max_size;
-		j->out = opt.split ? &outs[i] : (i == 0 ? &outs[0] : &parts[i]);
+		j->out = opt.split ? &outs[i] : &outs[0];
 		j->first_block = -1;
 		j->end_block = -1;
+		if (plan.src)
+		{
+			/* its statements, one a chunk, are the job's to make and print */
+			j->chunks = &plan;
+			continue;
+		}
 		if (njobs > 1)
 		{
 			/* the first range open below, the last open above: nothing is missed */
@@ -813,14 +822,6 @@ main(int argc, char **argv)
 	if (first_failed >= 0)
 		fail(jobs[first_failed].errmsg);
 
-	/* one file from N jobs: the parts, in block order, after job 1's rows */
-	for (i = 1; i < nparts; i++)
-	{
-		if (out_append(&outs[0], &parts[i]) != 0)
-			fail(outs[0].errmsg);
-		out_abort(&parts[i]);
-		check_interrupted();
-	}
 	for (i = 0; i < nouts; i++)
 		if (out_flush(&outs[i], !opt.no_sync) != 0)
 			fail(outs[i].errmsg);
@@ -875,8 +876,6 @@ main(int argc, char **argv)
 		free((char *) jobs[i].sql);
 	for (i = 0; i < nouts; i++)
 		out_free(&outs[i]);
-	for (i = 1; i < nparts; i++)
-		out_free(&parts[i]);
 	source_free(&src);
 	return 0;
 }

@@ -28,9 +28,8 @@
  * kills at once, and there is nothing to clean up yet.
  *
  * SIGKILL cannot be caught: a killed export leaves its temporary file,
- * named .FILE.tmp.PID (and .FILE.tmp.PID.N for the parts of --jobs), in the
- * output directory; it is never mistaken for a finished export and can be
- * removed.
+ * named .FILE.tmp.PID, in the output directory; it is never mistaken for a
+ * finished export and can be removed.
  *
  * Threads: the worker threads of --jobs and the background-sync helpers are
  * created with these signals blocked, so the handler always runs in the

@@ -197,6 +197,16 @@ CREATE VIEW big_v AS SELECT * FROM big;
 CREATE TABLE lockq (id int, doc jsonb);
 INSERT INTO lockq SELECT g, jsonb_build_object('i', g) FROM generate_series(1, 100) g;
 CREATE MATERIALIZED VIEW lockmv AS SELECT * FROM lockq;
+-- three rows a block (the padding), each with a TOASTed 64 kB document: a
+-- 32-block chunk of --jobs is 6 MB of BSON, more than a waiting job may hold
+-- with --jobs 16 (4 MiB); one bad Extended JSON wrapper in row 250
+CREATE TABLE fat (id int, pad char(2000), doc jsonb);
+ALTER TABLE fat ALTER doc SET STORAGE EXTERNAL, ALTER pad SET STORAGE PLAIN;
+INSERT INTO fat SELECT g, 'p', jsonb_build_object('_id', g, 'blob',
+    (SELECT string_agg(md5(g::text || ':' || k), '') FROM generate_series(1, 2000) k),
+    'when', CASE WHEN g = 250 THEN jsonb_build_object('$date', 'not a date')
+                 ELSE jsonb_build_object('$date', '2024-01-02T03:04:05Z') END)
+  FROM generate_series(1, 300) g;
 VACUUM ANALYZE;
 CREATE ROLE noread LOGIN;
 CREATE ROLE colonly LOGIN;
@@ -286,7 +296,7 @@ ok=1
 for f in "$WORK"/split.000[123].bson; do "$WORK/read_libbson" "$f" >/dev/null 2>&1 || ok=0; done
 [ $ok = 1 ] && pass "--split: every part is a valid .bson file on its own" || fail "--split parts valid"
 run "$BIN" --table medium --column doc -j 2 -o "$WORK/v.bson" -q --verbose
-sql=$(sed -n 's/^pg_bsonexport: job 2: COPY (\(.*\)) TO STDOUT (FORMAT binary)$/\1/p' "$WORK/err")
+sql=$(sed -n 's/^pg_bsonexport: job 2: COPY (\(.*\)) TO STDOUT (FORMAT binary)$/\1/p' "$WORK/err" | head -1)
 plan=$(Q -c "EXPLAIN $sql" 2>&1)
 if [ -n "$sql" ] && grep -q "Tid Range Scan" <<<"$plan"; then
 	pass "a job's query is a TID Range Scan: $(head -1 <<<"$plan" | sed 's/ *(cost.*//')"
@@ -294,6 +304,35 @@ else
 	fail "TID Range Scan" "$sql
 $plan"
 fi
+
+# one file from --jobs: chunks taking turns
+nchunks=$(sed -n 's/^pg_bsonexport: \([0-9]*\) chunks of \([0-9]*\) blocks; .*/\1/p' "$WORK/err")
+ncopies=$(grep -c '^pg_bsonexport: job [12]: COPY' "$WORK/err")
+if [ -n "$nchunks" ] && [ "$nchunks" -ge 4 ] && [ "$ncopies" = "$nchunks" ] &&
+	grep -q "^pg_bsonexport: job 1: COPY .*t.ctid < '(" "$WORK/err" &&
+	[ "$(grep '^pg_bsonexport: job 2: COPY' "$WORK/err" | tail -1 | grep -c 'ctid < ')" = 0 ] &&
+	cmp -s "$WORK/v.bson" "$M"; then
+	pass "--jobs 2 into one file: $nchunks chunks, one COPY each, the last open above; byte-identical"
+else
+	fail "--jobs 2 chunks" "$(cat "$WORK/err")"
+fi
+run "$BIN" --table fat --column doc --extended-json -o "$WORK/fat1.bson" -q
+expect_error "--extended-json error in a chunk names the job and the chunk's blocks" 1 \
+	'job [0-9]+ \(blocks [0-9]+ to [0-9]+\): the export query failed after [0-9]+ rows: .*\$date' \
+	"$BIN" --table fat --column doc --extended-json -j 2 -o "$WORK/fatx.bson"
+no_output "$WORK/fatx.bson" && pass "... and left no file" || fail "fat error left a file" "$(ls -a "$WORK")"
+run "$BIN" --table fat --column doc -o "$WORK/fat1.bson" -q
+run "$BIN" --table fat --column doc -j 16 -o "$WORK/fat16.bson" -v
+if [ "$rc" -eq 0 ] && grep -q "waiting for its turn" "$WORK/err" && cmp -s "$WORK/fat1.bson" "$WORK/fat16.bson"; then
+	pass "--jobs 16 on 64 kB documents: a job holding all it may waits for its turn; byte-identical ($(grep -m1 'waiting for its turn' "$WORK/err" | cut -c1-120))"
+else
+	fail "--jobs 16 hold limit" "rc $rc; $(grep -v COPY "$WORK/err")"
+fi
+verify "fat --jobs 16, read back" "$WORK/fat16.bson" "SELECT to_bson(doc) FROM fat ORDER BY ctid"
+expect_error "--max-size with --jobs names the row within the chunk" 1 \
+	'row 1 of job [0-9]+ \(blocks [0-9]+ to [0-9]+\): the document is [0-9]+ bytes, more than the --max-size limit' \
+	"$BIN" --table fat --column doc -j 3 --max-size 1000 -o "$WORK/fatm.bson"
+
 expect_error "--jobs on a view" 1 "needs a plain table" "$BIN" --table medium_v --column doc -j 2 -o "$WORK/x.bson"
 run "$BIN" --table mv --column doc -o "$WORK/mv.bson" -q
 run "$BIN" --table mv --column doc -j 3 -o "$WORK/mv_j3.bson" -q
