@@ -84,7 +84,8 @@ stopping(void)
 /*
  * Wait until chunk 'chunk' has the turn.  Returns 0, or -1 if the export
  * is stopping (a signal, another job's failure: then the turn may never
- * come, so the flag is checked every 100 ms).
+ * come; the main thread wakes the waiting jobs, and the flag is checked
+ * every 100 ms anyway).
  */
 static int
 wait_turn(ChunkPlan *plan, int chunk)
@@ -101,7 +102,7 @@ wait_turn(ChunkPlan *plan, int chunk)
 			rc = -1;
 			break;
 		}
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += 100 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000L)
 		{
@@ -146,7 +147,7 @@ hold_document(FieldState *st, const char *data, size_t len)
 {
 	Hold	   *h = &st->hold;
 
-	if (len > st->job->chunks->hold_max - h->len || len > st->job->chunks->hold_max)
+	if (len > st->job->chunks->hold_max - h->len)
 		return 1;
 	if (h->len + len > h->size)
 	{
@@ -201,8 +202,9 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 		{
 			/* holding all it may: wait for the turn (its server waits too) */
 			if (job->chunks->verbose)
-				fprintf(stderr, "pg_bsonexport: job %d: chunk %d: holding %zu bytes, all it may; "
-						"waiting for its turn\n", job->id, st->chunk + 1, st->hold.len);
+				fprintf(stderr, "%spg_bsonexport: job %d: chunk %d: holding %zu bytes, all it may; "
+						"waiting for its turn\n", job->chunks->clear_line, job->id,
+						st->chunk + 1, st->hold.len);
 			if (wait_turn(job->chunks, st->chunk) != 0)
 			{
 				job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
@@ -331,6 +333,13 @@ run_chunks(Job *job, FieldState *st)
 		char	   *sql;
 		int			rc;
 
+		/* a cancel that reached the server between two chunks was lost */
+		if (stopping())
+		{
+			job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+			return -1;
+		}
+
 		job->first_block = c == 0 ? -1 : c * plan->chunk_blocks;
 		job->end_block = c == plan->nchunks - 1 ? -1 : (c + 1) * plan->chunk_blocks;
 		sql = source_copy_sql(plan->src, job->first_block, job->end_block);
@@ -340,7 +349,7 @@ run_chunks(Job *job, FieldState *st)
 			return -1;
 		}
 		if (plan->verbose)
-			fprintf(stderr, "pg_bsonexport: job %d: %s\n", job->id, sql);
+			fprintf(stderr, "%spg_bsonexport: job %d: %s\n", plan->clear_line, job->id, sql);
 		st->chunk = c;
 		st->direct = atomic_load(&plan->next) == c;
 		st->hold.len = 0;

@@ -24,8 +24,8 @@
 #include "source.h"
 
 /*
- * --jobs N into one file: the table's blocks in chunks, chunk k exported by
- * job k mod N, the chunks written in order.  The job whose chunk is next
+ * --jobs N into one file: the table's blocks in chunks, chunk k (from 0)
+ * exported by job k mod N + 1, the chunks written in order.  The job whose chunk is next
  * ("has the turn") writes its rows straight to the output; the others keep
  * the rows of their current chunk in memory, up to hold_max bytes, and
  * wait for their turn if that is not enough.  So every job works at once,
@@ -38,9 +38,11 @@ typedef struct ChunkPlan
 	int			nchunks;		/* chunk 0 is open below, the last open above */
 	size_t		hold_max;		/* bytes a waiting job may hold */
 	int			verbose;		/* print each chunk's statement */
+	const char *clear_line;		/* to start such a line over the progress line */
+	int			ready;			/* set up: the lock and condition exist */
 
 	pthread_mutex_t lock;
-	pthread_cond_t turn;		/* 'next' moved on */
+	pthread_cond_t turn;		/* 'next' moved on, or stop (on CLOCK_MONOTONIC) */
 	atomic_int	next;			/* the chunk whose rows are written now */
 } ChunkPlan;
 

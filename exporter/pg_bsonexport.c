@@ -413,6 +413,66 @@ verbose(const char *fmt,...)
 }
 
 /*
+ * One file from --jobs: cut the table into chunks (see ChunkPlan), and
+ * return how many jobs to run: no more than there are chunks, so that no
+ * connection is opened for nothing.
+ */
+static int
+plan_chunks(ChunkPlan *plan, const Source *src, int64_t nblocks, int njobs)
+{
+	int64_t		per = (int64_t) njobs * CHUNKS_PER_JOB;
+	int64_t		cb = (nblocks + per - 1) / per;
+	pthread_condattr_t attr;
+
+	if (cb < MIN_CHUNK_BLOCKS)
+		cb = MIN_CHUNK_BLOCKS;
+	if (cb > MAX_CHUNK_BLOCKS)
+		cb = MAX_CHUNK_BLOCKS;
+	plan->src = src;
+	plan->chunk_blocks = cb;
+	plan->nchunks = nblocks <= cb ? 1 : (int) ((nblocks + cb - 1) / cb);
+	if (njobs > plan->nchunks)
+	{
+		verbose("%lld blocks make %d chunk%s: %d job%s instead of %d", (long long) nblocks,
+				plan->nchunks, plan->nchunks == 1 ? "" : "s", plan->nchunks,
+				plan->nchunks == 1 ? "" : "s", njobs);
+		njobs = plan->nchunks;
+	}
+	plan->hold_max = HOLD_BUDGET / (size_t) njobs;
+	if (plan->hold_max < MIN_HOLD)
+		plan->hold_max = MIN_HOLD;
+	plan->verbose = opt.verbose;
+	plan->clear_line = progress.enabled ? "\r\033[K" : "";
+	pthread_mutex_init(&plan->lock, NULL);
+	/* waits time out to look at the stop flag: on a clock that cannot jump */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&plan->turn, &attr);
+	pthread_condattr_destroy(&attr);
+	atomic_init(&plan->next, 0);
+	plan->ready = 1;
+	if (plan->nchunks == 1)
+		verbose("1 chunk: the whole table, by job 1");
+	else
+		verbose("%d chunks of %lld blocks (the last open above); chunk k (from 1) by job "
+				"(k - 1) mod %d + 1, written in order; each job holds at most %zu bytes "
+				"while it waits for its turn", plan->nchunks, (long long) cb, njobs,
+				plan->hold_max);
+	return njobs;
+}
+
+/* Wake the jobs waiting for their chunk's turn, so that they see the stop. */
+static void
+wake_waiting_jobs(ChunkPlan *plan)
+{
+	if (!plan->ready)
+		return;
+	pthread_mutex_lock(&plan->lock);
+	pthread_cond_broadcast(&plan->turn);
+	pthread_mutex_unlock(&plan->lock);
+}
+
+/*
  * Open connection i (0: the leader, also job 1's) and register its cancel
  * request at once, so that a signal during any later setup statement (a
  * LOCK waiting behind another session, say) cancels it.
@@ -600,6 +660,8 @@ main(int argc, char **argv)
 			fail(errbuf);
 		verbose("snapshot %s, %lld blocks", snapshot, (long long) nblocks);
 		check_interrupted();
+		if (!opt.split)
+			njobs = plan_chunks(&plan, &src, nblocks, njobs);
 
 		for (i = 1; i < njobs; i++)
 		{
@@ -657,29 +719,6 @@ main(int argc, char **argv)
 		check_interrupted();
 	}
 
-	if (njobs > 1 && !opt.split)
-	{
-		int64_t		per = (int64_t) njobs * CHUNKS_PER_JOB;
-		int64_t		cb = (nblocks + per - 1) / per;
-
-		if (cb < MIN_CHUNK_BLOCKS)
-			cb = MIN_CHUNK_BLOCKS;
-		if (cb > MAX_CHUNK_BLOCKS)
-			cb = MAX_CHUNK_BLOCKS;
-		plan.src = &src;
-		plan.chunk_blocks = cb;
-		plan.nchunks = nblocks <= cb ? 1 : (int) ((nblocks + cb - 1) / cb);
-		plan.hold_max = HOLD_BUDGET / (size_t) njobs;
-		if (plan.hold_max < MIN_HOLD)
-			plan.hold_max = MIN_HOLD;
-		plan.verbose = opt.verbose;
-		pthread_mutex_init(&plan.lock, NULL);
-		pthread_cond_init(&plan.turn, NULL);
-		atomic_init(&plan.next, 0);
-		verbose("%d chunk%s of %lld blocks; chunk k by job k mod %d + 1, written in order",
-				plan.nchunks, plan.nchunks == 1 ? "" : "s", (long long) cb, njobs);
-	}
-
 	for (i = 0; i < njobs; i++)
 	{
 		Job		   *j = &jobs[i];
@@ -691,7 +730,7 @@ main(int argc, char **argv)
 		j->out = opt.split ? &outs[i] : &outs[0];
 		j->first_block = -1;
 		j->end_block = -1;
-		if (plan.src)
+		if (plan.ready)
 		{
 			/* its statements, one a chunk, are the job's to make and print */
 			j->chunks = &plan;
@@ -769,6 +808,7 @@ main(int argc, char **argv)
 		{
 			double		t = now_seconds();
 
+			wake_waiting_jobs(&plan);
 			if (cancel_at == 0)
 				cancel_at = t;
 			else if (t - cancel_at >= 1.0)
@@ -876,6 +916,11 @@ main(int argc, char **argv)
 		free((char *) jobs[i].sql);
 	for (i = 0; i < nouts; i++)
 		out_free(&outs[i]);
+	if (plan.ready)
+	{
+		pthread_mutex_destroy(&plan.lock);
+		pthread_cond_destroy(&plan.turn);
+	}
 	source_free(&src);
 	return 0;
 }

@@ -195,11 +195,11 @@ INSERT INTO big SELECT g, jsonb_build_object('_id', g, 'v', 'value ' || g, 'ok',
 CREATE MATERIALIZED VIEW mv AS SELECT * FROM medium;
 CREATE VIEW big_v AS SELECT * FROM big;
 CREATE TABLE lockq (id int, doc jsonb);
-INSERT INTO lockq SELECT g, jsonb_build_object('i', g) FROM generate_series(1, 100) g;
+-- more than one chunk of --jobs (32 blocks), so that --jobs 2 runs 2 jobs
+INSERT INTO lockq SELECT g, jsonb_build_object('i', g) FROM generate_series(1, 20000) g;
 CREATE MATERIALIZED VIEW lockmv AS SELECT * FROM lockq;
--- three rows a block (the padding), each with a TOASTed 64 kB document: a
--- 32-block chunk of --jobs is 6 MB of BSON, more than a waiting job may hold
--- with --jobs 16 (4 MiB); one bad Extended JSON wrapper in row 250
+-- three rows a block (the padding), each with a TOASTed 64 kB document: 100
+-- blocks, 4 chunks of 32 for --jobs; one bad Extended JSON wrapper in row 250
 CREATE TABLE fat (id int, pad char(2000), doc jsonb);
 ALTER TABLE fat ALTER doc SET STORAGE EXTERNAL, ALTER pad SET STORAGE PLAIN;
 INSERT INTO fat SELECT g, 'p', jsonb_build_object('_id', g, 'blob',
@@ -207,6 +207,13 @@ INSERT INTO fat SELECT g, 'p', jsonb_build_object('_id', g, 'blob',
     'when', CASE WHEN g = 250 THEN jsonb_build_object('$date', 'not a date')
                  ELSE jsonb_build_object('$date', '2024-01-02T03:04:05Z') END)
   FROM generate_series(1, 300) g;
+-- the same, 200 rows, but row 120 (block 39: the second chunk) is a 40 MB
+-- document, more than a job of --jobs 2 may hold while it waits (32 MiB)
+CREATE TABLE fatbig (id int, pad char(2000), doc jsonb);
+ALTER TABLE fatbig ALTER doc SET STORAGE EXTERNAL, ALTER pad SET STORAGE PLAIN;
+INSERT INTO fatbig SELECT id, pad, CASE WHEN id = 120 THEN jsonb_build_object('_id', 120, 'blob',
+    (SELECT string_agg(md5(k::text), '') FROM generate_series(1, 1250000) k)) ELSE doc END
+  FROM fat WHERE id <= 200 ORDER BY id;
 VACUUM ANALYZE;
 CREATE ROLE noread LOGIN;
 CREATE ROLE colonly LOGIN;
@@ -306,29 +313,42 @@ $plan"
 fi
 
 # one file from --jobs: chunks taking turns
-nchunks=$(sed -n 's/^pg_bsonexport: \([0-9]*\) chunks of \([0-9]*\) blocks; .*/\1/p' "$WORK/err")
+nchunks=$(sed -n 's/^pg_bsonexport: \([0-9]*\) chunks of \([0-9]*\) blocks (the last open above); .*/\1/p' "$WORK/err")
 ncopies=$(grep -c '^pg_bsonexport: job [12]: COPY' "$WORK/err")
 if [ -n "$nchunks" ] && [ "$nchunks" -ge 4 ] && [ "$ncopies" = "$nchunks" ] &&
-	grep -q "^pg_bsonexport: job 1: COPY .*t.ctid < '(" "$WORK/err" &&
-	[ "$(grep '^pg_bsonexport: job 2: COPY' "$WORK/err" | tail -1 | grep -c 'ctid < ')" = 0 ] &&
+	[ "$(grep '^pg_bsonexport: job [12]: COPY' "$WORK/err" | grep -vc 'ctid >= ')" = 1 ] &&
+	[ "$(grep '^pg_bsonexport: job [12]: COPY' "$WORK/err" | grep -vc 'ctid < ')" = 1 ] &&
 	cmp -s "$WORK/v.bson" "$M"; then
 	pass "--jobs 2 into one file: $nchunks chunks, one COPY each, the last open above; byte-identical"
 else
 	fail "--jobs 2 chunks" "$(cat "$WORK/err")"
 fi
-run "$BIN" --table fat --column doc --extended-json -o "$WORK/fat1.bson" -q
 expect_error "--extended-json error in a chunk names the job and the chunk's blocks" 1 \
 	'job [0-9]+ \(blocks [0-9]+ to [0-9]+\): the export query failed after [0-9]+ rows: .*\$date' \
 	"$BIN" --table fat --column doc --extended-json -j 2 -o "$WORK/fatx.bson"
 no_output "$WORK/fatx.bson" && pass "... and left no file" || fail "fat error left a file" "$(ls -a "$WORK")"
 run "$BIN" --table fat --column doc -o "$WORK/fat1.bson" -q
 run "$BIN" --table fat --column doc -j 16 -o "$WORK/fat16.bson" -v
-if [ "$rc" -eq 0 ] && grep -q "waiting for its turn" "$WORK/err" && cmp -s "$WORK/fat1.bson" "$WORK/fat16.bson"; then
-	pass "--jobs 16 on 64 kB documents: a job holding all it may waits for its turn; byte-identical ($(grep -m1 'waiting for its turn' "$WORK/err" | cut -c1-120))"
+if [ "$rc" -eq 0 ] && grep -q "100 blocks make 4 chunks: 4 jobs instead of 16" "$WORK/err" &&
+	[ "$(grep -c '^pg_bsonexport: job [0-9]*: COPY' "$WORK/err")" = 4 ] &&
+	cmp -s "$WORK/fat1.bson" "$WORK/fat16.bson"; then
+	pass "--jobs 16 on a 4-chunk table: 4 jobs, no idle connection; byte-identical"
 else
-	fail "--jobs 16 hold limit" "rc $rc; $(grep -v COPY "$WORK/err")"
+	fail "--jobs 16 on 4 chunks" "rc $rc; $(grep -v COPY "$WORK/err")"
 fi
 verify "fat --jobs 16, read back" "$WORK/fat16.bson" "SELECT to_bson(doc) FROM fat ORDER BY ctid"
+# job 1 writes chunk 1 into a pipe read only after 3 s, so job 2 holds
+# chunk 2's rows meanwhile, up to its limit (the 40 MB row): then it waits
+"$BIN" --table fatbig --column doc --max-size 64M -o - -q >"$WORK/fatbig1.bson" 2>"$WORK/err"
+"$BIN" --table fatbig --column doc --max-size 64M -j 2 -o - -v 2>"$WORK/err" |
+	{ sleep 3; cat >"$WORK/fatbig2.bson"; }
+if [ "${PIPESTATUS[0]}" -eq 0 ] &&
+	grep -q "job 2: chunk 2: holding [0-9]* bytes, all it may; waiting for its turn" "$WORK/err" &&
+	cmp -s "$WORK/fatbig1.bson" "$WORK/fatbig2.bson"; then
+	pass "--jobs 2, a 40 MB document while the output is stalled: the job waits with its hold full; byte-identical"
+else
+	fail "--jobs 2 hold limit" "$(grep -v COPY "$WORK/err")"
+fi
 expect_error "--max-size with --jobs names the row within the chunk" 1 \
 	'row 1 of job [0-9]+ \(blocks [0-9]+ to [0-9]+\): the document is [0-9]+ bytes, more than the --max-size limit' \
 	"$BIN" --table fat --column doc -j 3 --max-size 1000 -o "$WORK/fatm.bson"
