@@ -204,6 +204,31 @@ class Report:
         self.txt.append("== " + title + "\n" + txt_table(header, rows) + ("\n" + note if note else ""))
 
     # ------------------------------------------------------------------ parts
+    def reps(self, pairs):
+        """the most repetitions among the (table, variant) scans given"""
+        return max((self.s(DB, t, v).n for t, v in pairs if self.s(DB, t, v)), default=0)
+
+    def ratio_rows(self, ratios, verdict):
+        """a row per (label, numerator, denominator, must, note) of a target table"""
+        rows = []
+        for label, a, b, must, note in ratios:
+            sa, sb = self.s(DB, *a), self.s(DB, *b)
+            r = ratio(sa, sb)
+            rows.append([label, sa.fmt(1) if sa else "—", sb.fmt(1) if sb else "—", fr(r),
+                         verdict(r, must), note])
+        return rows
+
+    def per_doc(self, table, variant, key="ir_total"):
+        """callgrind instructions of one kind per document (or row) of a query"""
+        r = self.cg.get((DB, table, variant))
+        if not r or not r.get(key):
+            return None
+        return int(r[key]) / int(r["rows"])
+
+    def per_doc_ratio(self, a, b):
+        x, y = self.per_doc(*a), self.per_doc(*b)
+        return None if x is None or not y else x / y
+
     def part_data(self):
         rows = []
         for db in self.dbs:
@@ -439,7 +464,7 @@ class Report:
     def part_issue4(self):
         if not any(self.s(DB, t, v) for t, v, _ in X_VARIANTS):
             return
-        n = max((self.s(DB, t, v).n for t, v, _ in X_VARIANTS if self.s(DB, t, v)), default=0)
+        n = self.reps((t, v) for t, v, _ in X_VARIANTS)
         rows = []
         for t, v, label in X_VARIANTS:
             st = self.s(DB, t, v)
@@ -450,12 +475,7 @@ class Report:
                      "repetitions, interleaved with the scans above" % n,
                      ["table", "query `SELECT sum(octet_length(…)) FROM table`", "ms per scan",
                       "avg doc::text B"], rows)
-        rows = []
-        for label, a, b, must, note in X_RATIOS:
-            sa, sb = self.s(DB, *a), self.s(DB, *b)
-            r = ratio(sa, sb)
-            rows.append([label, sa.fmt(1) if sa else "—", sb.fmt(1) if sb else "—", fr(r),
-                         self.verdict_noise(r, must), note])
+        rows = self.ratio_rows(X_RATIOS, self.verdict_noise)
         self.section("Ratios of medians and the targets of issue 4",
                      ["ratio", "numerator ms", "denominator ms", "ratio", "must", "what"], rows,
                      "Targets: json_to_bson(doc) on medium_json ≤ 0.5 × to_bson(doc::jsonb) on "
@@ -480,11 +500,7 @@ class Report:
         if not any(self.cg.get((DB, t, v)) for t, v in specs):
             return
 
-        def per(t, v, key="ir_total"):
-            r = self.cg.get((DB, t, v))
-            if not r or not r.get(key):
-                return None
-            return int(r[key]) / int(r["rows"])
+        per = self.per_doc
         rows = []
         for t, v in specs:
             r = self.cg.get((DB, t, v))
@@ -495,16 +511,13 @@ class Report:
                          fr(det, 0), fr(None if tot is None or det is None else tot - det, 0),
                          fr(cast, 0)])
 
-        def q(a, b):
-            x, y = per(*a), per(*b)
-            return None if x is None or not y else x / y
-        r1 = q(("medium_json", "json_bson"), ("medium_json", "cast_bson"))
+        r1 = self.per_doc_ratio(("medium_json", "json_bson"), ("medium_json", "cast_bson"))
         r1b = None
         cb, cc = per("medium_json", "cast_bson"), per("medium_json", "cast_bson", "ir_cast")
         jb = per("medium_json", "json_bson")
         if cb is not None and cc is not None and jb is not None and cb - cc:
             r1b = jb / (cb - cc)
-        r2 = q(("medium_ext", "bson_ext"), ("medium_ext", "bson"))
+        r2 = self.per_doc_ratio(("medium_ext", "bson_ext"), ("medium_ext", "bson"))
         self.section("Issue 4: instructions per document (callgrind, deterministic)",
                      ["table", "query", "docs", "instructions/doc", "of which detoast",
                       "w/o detoast", "of which the cast (json_out + jsonb_in)"], rows,
@@ -534,7 +547,7 @@ class Report:
     def part_issue5(self):
         if not any(self.s(DB, t, v) for t, v, _ in R_VARIANTS):
             return
-        n = max((self.s(DB, t, v).n for t, v, _ in R_VARIANTS if self.s(DB, t, v)), default=0)
+        n = self.reps((t, v) for t, v, _ in R_VARIANTS)
         rows = []
         for t, v, label in R_VARIANTS:
             st = self.s(DB, t, v)
@@ -543,12 +556,7 @@ class Report:
                      "interleaved with the scans above" % n,
                      ["table", "query `SELECT sum(octet_length(…)) FROM table t`", "ms per scan"],
                      rows)
-        rows = []
-        for label, a, b, must, note in R_RATIOS:
-            sa, sb = self.s(DB, *a), self.s(DB, *b)
-            r = ratio(sa, sb)
-            rows.append([label, sa.fmt(1) if sa else "—", sb.fmt(1) if sb else "—", fr(r),
-                         self.verdict_op(r, must), note])
+        rows = self.ratio_rows(R_RATIOS, self.verdict_op)
         self.section("Ratios of medians and the targets of issue 5",
                      ["ratio", "numerator ms", "denominator ms", "ratio", "must", "what"], rows,
                      "Targets, on typed and on medium_rows: row_to_bson(t) ≤ 0.5 × "
@@ -565,11 +573,7 @@ class Report:
         if not any(self.cg.get((DB, t, v)) for t, v in specs):
             return
 
-        def per(t, v, key="ir_total"):
-            r = self.cg.get((DB, t, v))
-            if not r or not r.get(key):
-                return None
-            return int(r[key]) / int(r["rows"])
+        per = self.per_doc
         rows = []
         for t, v in specs:
             r = self.cg.get((DB, t, v))
@@ -605,7 +609,7 @@ class Report:
         own = [(t, v) for t, v, _ in D_VARIANTS if (t, v) != ("medium", "text")]
         if not any(self.s(DB, t, v) for t, v in own):
             return
-        n = max((self.s(DB, t, v).n for t, v in own if self.s(DB, t, v)), default=0)
+        n = self.reps(own)
         rows = []
         for t, v, query in D_VARIANTS:
             st, nd = self.s(DB, t, v), self.docs(t)
@@ -618,12 +622,7 @@ class Report:
                      "doc::text on medium is the text variant of the scans above. µs per document "
                      "= median ms per scan / documents; for bson_documents, the documents of the "
                      "one stream.")
-        rows = []
-        for label, a, b, must, note in D_RATIOS:
-            sa, sb = self.s(DB, *a), self.s(DB, *b)
-            r = ratio(sa, sb)
-            rows.append([label, sa.fmt(1) if sa else "—", sb.fmt(1) if sb else "—", fr(r),
-                         self.verdict_op(r, must), note])
+        rows = self.ratio_rows(D_RATIOS, self.verdict_op)
         self.section("Ratios of medians and the targets of issue 6",
                      ["ratio", "numerator ms", "denominator ms", "ratio", "must", "what"], rows,
                      "Targets, on the medium documents: from_bson(b) ≤ 1.0 × doc::text::jsonb, and "
@@ -650,11 +649,7 @@ class Report:
         if not any(self.cg.get((DB, t, v)) for t, v in specs if v != "text"):
             return
 
-        def per(t, v, key="ir_total"):
-            r = self.cg.get((DB, t, v))
-            if not r or not r.get(key):
-                return None
-            return int(r[key]) / int(r["rows"])
+        per = self.per_doc
         refs = {"text_jsonb": ("medium", "text_jsonb"), "jsonb_in": ("medium", "text_jsonb"),
                 "from_bson": ("medium", "text_jsonb"), "text": ("medium", "text"),
                 "bson_to_json": ("medium", "text"), "bson_to_json_canonical": ("medium", "text")}
@@ -670,9 +665,6 @@ class Report:
                          "%s: %s" % (D_LABEL[refs[v]], fr(tot / ref if tot is not None and ref else None))
                          if v in refs else "—"])
 
-        def q(a, b):
-            x, y = per(*a), per(*b)
-            return None if x is None or not y else x / y
         self.section("Issue 6: instructions per document (callgrind, deterministic)",
                      ["table", "query", "docs", "instructions/doc", "of which detoast",
                       "of which doc::text (jsonb_out + textin)", "ratio to the reference"], rows,
@@ -682,7 +674,7 @@ class Report:
                      "N`; bson_documents over the whole stream (its first call detoasts it). "
                      "from_bson / t::jsonb = %s (information)." % (
                          ", ".join("`%s`" % x for x in self.meta.get("sym_decode", "").split())
-                         or "?", fr(q(("medium_bson", "from_bson"), ("medium_text", "jsonb_in")))))
+                         or "?", fr(self.per_doc_ratio(("medium_bson", "from_bson"), ("medium_text", "jsonb_in")))))
 
     def part_memory(self):
         if not self.memory:

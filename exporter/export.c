@@ -75,43 +75,70 @@ typedef struct FieldState
 	Hold		hold;
 } FieldState;
 
+void
+cond_init_monotonic(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+void
+cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *lock, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L)
+	{
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 static int
 stopping(void)
 {
 	return interrupted || atomic_load_explicit(&export_stop, memory_order_relaxed);
 }
 
+/* Fail the job for a stop it did not cause: a signal, another job's failure. */
+static void
+job_stopped(Job *job)
+{
+	job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+}
+
 /*
- * Wait until chunk 'chunk' has the turn.  Returns 0, or -1 if the export
- * is stopping (a signal, another job's failure: then the turn may never
- * come; the main thread wakes the waiting jobs, and the flag is checked
- * every 100 ms anyway).
+ * Wait until chunk 'chunk' has the turn.  Returns 0, or -1 (the job failed)
+ * if the export is stopping: then the turn may never come; the main thread
+ * wakes the waiting jobs, and the flag is checked every 100 ms anyway.
  */
 static int
-wait_turn(ChunkPlan *plan, int chunk)
+wait_turn(Job *job, int chunk)
 {
+	ChunkPlan  *plan = job->chunks;
 	int			rc = 0;
 
 	pthread_mutex_lock(&plan->lock);
 	while (atomic_load(&plan->next) != chunk)
 	{
-		struct timespec ts;
-
 		if (stopping())
 		{
 			rc = -1;
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000L)
-		{
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&plan->turn, &plan->lock, &ts);
+		cond_wait_ms(&plan->turn, &plan->lock, 100);
 	}
 	pthread_mutex_unlock(&plan->lock);
+	if (rc != 0)
+		job_stopped(job);
 	return rc;
 }
 
@@ -169,6 +196,33 @@ hold_document(FieldState *st, const char *data, size_t len)
 	return 0;
 }
 
+/*
+ * A row of a chunk whose rows do not go straight out yet.  Held, if the
+ * turn has not come and there is room; else, once the turn has come
+ * (waiting for it if need be), the held rows are written and the chunk goes
+ * direct.  Returns 1 if the row was held, 0 if the caller is to write it,
+ * -1 if the job failed.
+ */
+static int
+hold_or_take_turn(FieldState *st, const char *data, size_t len)
+{
+	Job		   *job = st->job;
+
+	if (atomic_load(&job->chunks->next) != st->chunk)
+	{
+		if (hold_document(st, data, len) == 0)
+			return 1;
+		/* holding all it may: wait for the turn (its server waits too) */
+		if (job->chunks->verbose)
+			fprintf(stderr, "%spg_bsonexport: job %d: chunk %d: holding %zu bytes, all it may; "
+					"waiting for its turn\n", job->chunks->clear_line, job->id,
+					st->chunk + 1, st->hold.len);
+		if (wait_turn(job, st->chunk) != 0)
+			return -1;
+	}
+	return take_turn(st);
+}
+
 /* the COPY parser's callback: one field = one row = one document */
 static int
 on_document(void *arg, uint64_t row, const char *data, size_t len)
@@ -176,6 +230,7 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 	FieldState *st = arg;
 	Job		   *job = st->job;
 	char		why[256];
+	int			held = 0;
 
 	if (stopping())
 		return 1;
@@ -190,38 +245,13 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 		job_fail(job, row, "%s", why);
 		return 1;
 	}
-	if (job->chunks && !st->direct)
-	{
-		/* the turn may have come since the last row; if not, hold the row */
-		if (atomic_load(&job->chunks->next) == st->chunk)
-		{
-			if (take_turn(st) != 0)
-				return 1;
-		}
-		else if (hold_document(st, data, len) != 0)
-		{
-			/* holding all it may: wait for the turn (its server waits too) */
-			if (job->chunks->verbose)
-				fprintf(stderr, "%spg_bsonexport: job %d: chunk %d: holding %zu bytes, all it may; "
-						"waiting for its turn\n", job->chunks->clear_line, job->id,
-						st->chunk + 1, st->hold.len);
-			if (wait_turn(job->chunks, st->chunk) != 0)
-			{
-				job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
-				return 1;
-			}
-			if (take_turn(st) != 0)
-				return 1;
-		}
-		else
-			goto counted;
-	}
-	if (out_write(job->out, data, len) != 0)
+	if (job->chunks && !st->direct && (held = hold_or_take_turn(st, data, len)) < 0)
+		return 1;
+	if (!held && out_write(job->out, data, len) != 0)
 	{
 		job_fail(job, row, "%s", job->out->errmsg);
 		return 1;
 	}
-counted:
 	st->rows++;
 	st->bytes += len;
 	atomic_store_explicit(&job->rows, st->rows, memory_order_relaxed);
@@ -277,7 +307,7 @@ run_copy(Job *job, const char *sql, FieldState *st)
 		else if (r == COPY_ERROR)
 			job_fail(job, 0, "malformed COPY data from the server: %s", copy_parser_error(&parser));
 		else if (!job->failed)
-			job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+			job_stopped(job);
 
 		/*
 		 * We stop reading; the connection, with the rest of the COPY, is
@@ -336,7 +366,7 @@ run_chunks(Job *job, FieldState *st)
 		/* a cancel that reached the server between two chunks was lost */
 		if (stopping())
 		{
-			job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+			job_stopped(job);
 			return -1;
 		}
 
@@ -357,16 +387,8 @@ run_chunks(Job *job, FieldState *st)
 		free(sql);
 		if (rc != 0)
 			return -1;
-		if (!st->direct)
-		{
-			if (wait_turn(plan, c) != 0)
-			{
-				job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
-				return -1;
-			}
-			if (take_turn(st) != 0)
-				return -1;
-		}
+		if (!st->direct && (wait_turn(job, c) != 0 || take_turn(st) != 0))
+			return -1;
 		pass_turn(plan, c);
 	}
 	return 0;
@@ -388,7 +410,7 @@ job_run(Job *job)
 	 */
 	if (stopping())
 	{
-		job_fail(job, 0, "%s", interrupted ? "interrupted" : "stopped");
+		job_stopped(job);
 		atomic_store(&job->finished, 1);
 		return -1;
 	}

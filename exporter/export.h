@@ -76,6 +76,14 @@ typedef struct Job
  */
 extern atomic_int export_stop;
 
+/*
+ * Conditions whose waits time out (to look at a flag now and then) use a
+ * clock that cannot jump: cond_init_monotonic sets one up, cond_wait_ms
+ * waits on it for at most ms milliseconds.
+ */
+extern void cond_init_monotonic(pthread_cond_t *cond);
+extern void cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *lock, long ms);
+
 /* Run the job to completion; returns 0, or -1 with errmsg set. */
 extern int	job_run(Job *job);
 

@@ -81,7 +81,7 @@ static char errbuf[4096];
 
 /* for waking the main thread when a job ends */
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t done_cond;	/* cond_init_monotonic in main */
 
 static void
 usage(FILE *f)
@@ -422,7 +422,6 @@ plan_chunks(ChunkPlan *plan, const Source *src, int64_t nblocks, int njobs)
 {
 	int64_t		per = (int64_t) njobs * CHUNKS_PER_JOB;
 	int64_t		cb = (nblocks + per - 1) / per;
-	pthread_condattr_t attr;
 
 	if (cb < MIN_CHUNK_BLOCKS)
 		cb = MIN_CHUNK_BLOCKS;
@@ -444,11 +443,7 @@ plan_chunks(ChunkPlan *plan, const Source *src, int64_t nblocks, int njobs)
 	plan->verbose = opt.verbose;
 	plan->clear_line = progress.enabled ? "\r\033[K" : "";
 	pthread_mutex_init(&plan->lock, NULL);
-	/* waits time out to look at the stop flag: on a clock that cannot jump */
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&plan->turn, &attr);
-	pthread_condattr_destroy(&attr);
+	cond_init_monotonic(&plan->turn);
 	atomic_init(&plan->next, 0);
 	plan->ready = 1;
 	if (plan->nchunks == 1)
@@ -559,6 +554,7 @@ main(int argc, char **argv)
 	parse_options(argc, argv);
 	signals_install();
 	progress_init(&progress, !opt.quiet && isatty(STDERR_FILENO), -1);
+	cond_init_monotonic(&done_cond);
 	njobs = opt.jobs;
 
 	/* the leader connection, which is also job 1's */
@@ -776,7 +772,6 @@ main(int argc, char **argv)
 	for (;;)
 	{
 		int			running = 0;
-		struct timespec ts;
 
 		rows = bytes = 0;
 		for (i = 0; i < njobs; i++)
@@ -820,16 +815,9 @@ main(int argc, char **argv)
 			}
 		}
 		progress_update(&progress, rows, bytes);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000L)
-		{
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
 		pthread_mutex_lock(&done_lock);
 		/* a job that ends between the check and the wait costs at most 100 ms */
-		pthread_cond_timedwait(&done_cond, &done_lock, &ts);
+		cond_wait_ms(&done_cond, &done_lock, 100);
 		pthread_mutex_unlock(&done_lock);
 	}
 	for (i = 0; i < njobs; i++)

@@ -13,6 +13,9 @@ Ends with the line "crosscheck: N passed, M failed"; exit status 0 iff M == 0.
 import argparse, io, json, math, random, struct, sys, time, traceback
 from decimal import Context, Decimal, localcontext
 
+sys.dont_write_bytecode = True   # no __pycache__ in the work tree
+from crosscheck_common import pg_error, shorten   # before bson.json_util (see there)
+
 import bson, psycopg2
 from bson.codec_options import CodecOptions
 from bson.decimal128 import Decimal128
@@ -25,9 +28,6 @@ class Num:
     __slots__ = ("text",)
     def __init__(self, text): self.text = text
     def __repr__(self): return shorten(self.text, 60)
-
-def shorten(t, n):
-    return t if len(t) <= n else t[:n] + "...(%d chars)" % len(t)
 
 class Obj(list):
     """A JSON object as an ordered list of (key, value) pairs."""
@@ -393,10 +393,6 @@ def check_row(doc_text, b, b_slow):
     except Exception as e:   # malformed BSON
         out.append(("", "well-formed BSON", "%s: %s" % (type(e).__name__, e)))
     return out
-
-def pg_error(e):
-    """A psycopg2 error on one line."""
-    return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
 
 def to_bson_all(cur):
     """{id: to_bson bytes, None for NULL, or a str describing its error}.

@@ -77,19 +77,10 @@ Ends with the line "crosscheck-decode: N passed, M failed", counting checks
 valid, stream; one per JSON value; plus any "oracle" failures);
 exit status 0 iff M == 0.
 """
-import argparse, base64, datetime, hashlib, io, json, json.encoder, math, random, struct, sys, time, traceback, types
+import argparse, base64, datetime, hashlib, io, json, json.encoder, math, random, struct, sys, time, traceback
 
-# bson.json_util (python3-bson 3.11) imports pymongo.errors only for
-# ConfigurationError; Debian's python3-bson does not pull in python3-pymongo.
-try:
-    import pymongo.errors   # noqa: F401
-except ImportError:
-    _pm, _pe = types.ModuleType("pymongo"), types.ModuleType("pymongo.errors")
-    class ConfigurationError(Exception):
-        pass
-    _pe.ConfigurationError = ConfigurationError
-    _pm.errors = _pe
-    sys.modules["pymongo"], sys.modules["pymongo.errors"] = _pm, _pe
+sys.dont_write_bytecode = True   # no __pycache__ in the work tree
+from crosscheck_common import pg_error, shorten   # before bson.json_util (see there)
 
 import bson, psycopg2
 from bson import SON, json_util
@@ -895,9 +886,6 @@ def py_diff(a, b, path="$"):
     return None if ok else "%s: %s vs %s" % (path, shorten(repr(a), 150), shorten(repr(b), 150))
 
 # ---------------------------------------------------------------------- main
-def shorten(t, n):
-    return t if len(t) <= n else t[:n] + "...(%d chars)" % len(t)
-
 def generate(count, seed, alphabet):
     """[(id, bson bytes, built raw?, NUL in a string?)], [(id, json text)], stats."""
     gen = Gen(random.Random(seed), alphabet)
@@ -911,9 +899,6 @@ def generate(count, seed, alphabet):
         docs.append((i, b, raw, has_nul(x for _, x in pairs)))
         jdocs.append((i, json_text(gen.json_value(0, gen.r.choice([1, 2, 3, 4, 5, 6])))))
     return docs, jdocs, gen.stats
-
-def pg_error(e):
-    return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
 
 def query_all(cur, expr, table="t", where="true", key="id"):
     """{key: value (bytes for bytea) or 'error ...'}.  One query; if that

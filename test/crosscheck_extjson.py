@@ -49,21 +49,11 @@ Ends with the line "crosscheck-extjson: N passed, M failed" (N + M = number
 of documents; a document fails if any of its checks fails); exit status 0
 iff M == 0.
 """
-import argparse, io, json, math, random, re, struct, sys, time, traceback, types
+import argparse, io, json, math, random, re, struct, sys, time, traceback
 from decimal import Context, Decimal, localcontext
 
-# bson.json_util (python3-bson 3.11) imports pymongo.errors only for
-# ConfigurationError, raised by JSONOptions on bad arguments; Debian's
-# python3-bson does not pull in python3-pymongo, so stand in for it.
-try:
-    import pymongo.errors   # noqa: F401
-except ImportError:
-    _pm, _pe = types.ModuleType("pymongo"), types.ModuleType("pymongo.errors")
-    class ConfigurationError(Exception):
-        pass
-    _pe.ConfigurationError = ConfigurationError
-    _pm.errors = _pe
-    sys.modules["pymongo"], sys.modules["pymongo.errors"] = _pm, _pe
+sys.dont_write_bytecode = True   # no __pycache__ in the work tree
+from crosscheck_common import pg_error, shorten   # before bson.json_util (see there)
 
 import bson, psycopg2
 from bson import SON, json_util
@@ -792,9 +782,6 @@ def pymongo_bson(text, wrappers=True, dbref=True):
     return b[7:-1]
 
 # ---------------------------------------------------------------------- main
-def pg_error(e):
-    return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
-
 def query_all(cur, expr, where):
     """{id: bytes, None for NULL, or a str describing its error}.  One query;
     if that fails, one per row to find the failing rows."""
@@ -892,9 +879,6 @@ def run(rows):
                                 "SQLSTATE 22P02" if g.startswith("22P02 ") else g))
     times.append(time.time())
     return results, times
-
-def shorten(t, n):
-    return t if len(t) <= n else t[:n] + "...(%d chars)" % len(t)
 
 def show(v):
     if isinstance(v, bytes):

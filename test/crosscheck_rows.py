@@ -30,6 +30,7 @@ from bson.son import SON
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from crosscheck_common import pg_error, shorten   # noqa: E402
 # jsonb numbers map as to_bson maps them: reuse its oracle
 from crosscheck import classify, pg_numeric_text   # noqa: E402
 
@@ -49,10 +50,6 @@ F64_NAN = struct.pack("<d", float("nan"))
 NULL = ("null",)
 
 # ------------------------------------------------------------------ helpers
-def shorten(t, n=160):
-    t = str(t)
-    return t if len(t) <= n else t[:n] + "...(%d chars)" % len(t)
-
 def quote(s):
     """An element of an array literal or a field of a composite literal."""
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -721,9 +718,6 @@ def expected(i, row, omit):
     return ("doc", fields)
 
 # ------------------------------------------------------------------- run
-def pg_error(e):
-    return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
-
 def check_bytes(b, exp, sqltext, out, label):
     if b is None:
         return out.append((label, show(exp), "SQL NULL"))
