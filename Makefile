@@ -25,7 +25,7 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).
-REGRESS = types numbers doubles strings structure errors fast_path json_text extjson rows decode decode_invalid upgrade
+REGRESS = types numbers doubles strings structure errors fast_path settings json_text extjson rows numeric_infinity decode decode_invalid upgrade
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -4,7 +4,11 @@
 # system cluster.
 
 PG_MAJOR=${PG_MAJOR:-15}
-PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
+source "$(dirname "${BASH_SOURCE[0]}")/servers.sh"
+case $(pg_kind "$PG_MAJOR") in
+source) PG_BINDIR=$BSON_OUT_CACHE/pg$PG_MAJOR/bin ;;
+*) PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin ;;
+esac
 export PATH="$PG_BINDIR:$PATH"
 # Debian's python3 carries python3-bson and python3-psycopg2; another python3
 # (pyenv, venv) earlier in PATH would not see them.
@@ -12,23 +16,35 @@ PYTHON=/usr/bin/python3
 
 log() { printf '== %s\n' "$*" >&2; }
 
-# Debian packages the project needs; installed only when missing.
-install_packages() {
-	local want=(postgresql-"$PG_MAJOR" postgresql-server-dev-"$PG_MAJOR" make gcc
-		python3 python3-bson python3-psycopg2 "$@")
+# install_debian_packages PACKAGE...: installs those not installed yet.
+install_debian_packages() {
 	local missing=() p
-	for p in "${want[@]}"; do
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing Debian packages: ${missing[*]}"
-		if [ "$(id -u)" -ne 0 ]; then
-			echo "need root to install ${missing[*]} (or install them first)" >&2
-			return 1
-		fi
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	[ ${#missing[@]} -gt 0 ] || return 0
+	log "installing Debian packages: ${missing[*]}"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "need root to install ${missing[*]} (or install them first)" >&2
+		return 1
 	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The packages the project needs, and the PostgreSQL server of PG_MAJOR:
+# Debian's packages, or a build from Debian's source package (servers.sh).
+install_packages() {
+	local common=(make gcc python3 python3-bson python3-psycopg2 "$@")
+	case $(pg_kind "$PG_MAJOR") in
+	source)
+		install_debian_packages postgresql-common "${common[@]}" && pg_build_source "$PG_MAJOR" ;;
+	debian)
+		install_debian_packages postgresql-"$PG_MAJOR" postgresql-server-dev-"$PG_MAJOR" "${common[@]}" ;;
+	*)
+		log "PostgreSQL $PG_MAJOR runs in a Debian 13 root: scripts/test.sh --pg $PG_MAJOR"
+		return 1 ;;
+	esac
 }
 
 # Build and install the extension into the PostgreSQL found by pg_config.

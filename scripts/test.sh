@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh Debian 12 machine (as root) or any machine
-# with PostgreSQL 15 and the packages below installed:
-#   - installs what is missing (PostgreSQL 15 server and headers, pymongo's
-#     BSON codec and psycopg2 as the independent oracle),
+# with PostgreSQL and the packages below installed:
+#
+#   scripts/test.sh [--pg NN]        NN: 13, 15 (the default), 17 or 18
+#
+#   - installs what is missing: the PostgreSQL server of that version (15:
+#     Debian 12's packages; 13 and 18: built from Debian's source packages
+#     into /var/cache/bson_out, 18 with assertions; 17: Debian 13's packages
+#     in a Debian 13 root, where the whole suite then runs; scripts/servers.sh),
+#     pymongo's BSON codec and psycopg2 as the independent oracle, libbson,
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
-#   - runs the pg_regress suites (UTF8 database, then LATIN1 and SQL_ASCII),
+#   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
+#     WIN1252),
 #   - runs the C unit tests of the Extended JSON value parsers and of the
 #     decoder's core, and replays the fuzz corpus under ASan/UBSan,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
@@ -16,36 +23,65 @@
 #     round trips on 10,000 generated documents, plus 2,000 in LATIN1),
 #   - stops and removes the cluster,
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster).
-# The last line says "tests: N passed, M failed"; the exit status is 0 only
-# when nothing failed.
+# It prints "server: ..." and "compiler: ..." lines, and last
+# "tests: N passed, M failed"; the exit status is 0 only when nothing failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pg) PG_MAJOR=$2; shift 2 ;;
+	--pg=*) PG_MAJOR=${1#--pg=}; shift ;;
+	*) echo "usage: scripts/test.sh [--pg 13|15|17|18]" >&2; exit 2 ;;
+	esac
+done
+export PG_MAJOR=${PG_MAJOR:-15}
+case $PG_MAJOR in
+13 | 15 | 17 | 18) ;;
+*) echo "scripts/test.sh: PostgreSQL $PG_MAJOR is not a supported version (13, 15, 17, 18)" >&2; exit 2 ;;
+esac
 source scripts/lib.sh
 
+# 17 runs in a Debian 13 root: the suite is copied there and runs inside it
+if [ "$(pg_kind "$PG_MAJOR")" = chroot ]; then
+	root=$(pg17_root) || { echo "tests: 0 passed, 1 failed"; exit 1; }
+	log "running the suite in the Debian 13 root $root"
+	rm -rf "$root/src/bson_out"
+	mkdir -p "$root/src/bson_out"
+	git ls-files -z --cached --others --exclude-standard |
+		tar --null -T - -cf - | tar -xf - -C "$root/src/bson_out"
+	in_root "$root" /bin/bash /src/bson_out/scripts/test.sh --pg "$PG_MAJOR"
+	exit $?
+fi
+
 install_packages libpq-dev libbson-dev pkg-config time || exit 1
-make -s clean >/dev/null 2>&1
+make -s PG_CONFIG="$PG_BINDIR/pg_config" clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
+echo "server: $("$PG_BINDIR/postgres" --version | sed "s/^postgres (PostgreSQL) //") ($(pg_build_description "$PG_MAJOR"))"
+echo "compiler: $($("$PG_BINDIR/pg_config" --cc | awk '{print $1}') --version | head -1)"
 cluster_start || exit 1
 
 passed=0
 failed=0
 failures=()
 
-# pg_regress: count its per-test "ok" and "FAILED" lines
+# pg_regress: its exit status, and its per-test lines in both of its formats:
+# "test types ... ok" (and "     types ... ok" in parallel groups) up to 15,
+# TAP from 16 ("ok 1 - types", "not ok 2 - numbers")
 regress() {
 	local label=$1
 	shift
 	local out
 	log "pg_regress: $label"
-	out=$(make -s "$@" 2>&1)
+	out=$(make -s PG_CONFIG="$PG_BINDIR/pg_config" "$@" 2>&1)
 	local rc=$?
-	printf '%s\n' "$out" | grep -E '^(test | ?[a-z_]+ +\.\.\.|ok |not ok )' || printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -E '^(test | ?[a-z_0-9]+ +\.\.\.|ok |not ok |# )' || printf '%s\n' "$out"
 	local ok bad
-	ok=$(printf '%s\n' "$out" | grep -cE '\.\.\. ok')
-	bad=$(printf '%s\n' "$out" | grep -cE '\.\.\. FAILED|\.\.\. failed')
+	ok=$(printf '%s\n' "$out" | grep -cE '\.\.\. ok|^ok [0-9]+ ')
+	bad=$(printf '%s\n' "$out" | grep -cE '\.\.\. FAILED|\.\.\. failed|^not ok [0-9]+ ')
 	passed=$((passed + ok))
 	failed=$((failed + bad))
-	if [ $rc -ne 0 ]; then
+	if [ $rc -ne 0 ] || [ "$ok" -eq 0 ]; then
 		[ "$bad" -gt 0 ] || failed=$((failed + 1))
 		failures+=("pg_regress $label")
 		[ -f regression.diffs ] && head -200 regression.diffs
@@ -122,7 +158,7 @@ cluster_stop
 log "pg_bsonexport: exports read back by pymongo and libbson"
 exp_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh 2>&1)
 exp_rc=$?
-printf '%s\n' "$exp_out" | grep -E 'FAIL|^exporter:' | tail -25
+printf '%s\n' "$exp_out" | grep -E '^FAIL|^     \||^exporter:' | tail -40
 exp_line=$(printf '%s\n' "$exp_out" | grep -E '^exporter: [0-9]+ passed, [0-9]+ failed' | tail -1)
 exp_ok=$(printf '%s' "$exp_line" | sed -E 's/^exporter: ([0-9]+) passed.*/\1/')
 exp_bad=$(printf '%s' "$exp_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')

@@ -2,6 +2,9 @@
 -- Documents are written as hex by hand (each byte commented where it is not
 -- obvious) or made by the encoder.
 
+-- unaligned output: psql's column widths for emoji differ between versions
+\pset format unaligned
+
 -- every BSON type, built with json_to_bson's Extended JSON (checked byte for
 -- byte against pymongo elsewhere), read back three ways
 CREATE TEMP TABLE every_type AS

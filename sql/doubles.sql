@@ -10,19 +10,27 @@ CREATE FUNCTION le_float8(x float8) RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
 	FROM encode(float8send(x), 'hex') AS h, generate_series(0, 7) AS i
 $$;
 
-SELECT setseed(0.42);
+-- a uniform number in [0, 1) drawn from md5 of (salt, n): the same data on
+-- every PostgreSQL version (random() changed its algorithm in 15)
+CREATE FUNCTION rnd(n int, salt text) RETURNS float8 LANGUAGE sql IMMUTABLE AS $$
+	SELECT ('x' || substr(md5(salt || ':' || n), 1, 13))::bit(52)::bigint / 4503599627370496.0::float8
+$$;
+-- 64 decimal digits drawn the same way
+CREATE FUNCTION rnd_digits(n int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT translate(md5('d1:' || n) || md5('d2:' || n), 'abcdef', '012345')
+$$;
+
 CREATE TEMP TABLE dec AS
-SELECT n, (CASE WHEN random() < 0.5 THEN '-' ELSE '' END)
-          || substr(digits, 1, 1) || '.' || substr(digits, 2) || 'e' || exp AS t
+SELECT n, (CASE WHEN rnd(n, 'sign') < 0.5 THEN '-' ELSE '' END)
+          || substr(digits, 1, 1) || rtrim('.' || substr(digits, 2), '.') || 'e' || exp AS t
 FROM (
 	SELECT n, exp,
-	       (1 + floor(random() * 9))::int::text
-	       || (SELECT string_agg(floor(random() * 10)::int::text, '')
-	           FROM generate_series(1, (floor(random() * ndigits))::int + n * 0)) AS digits
-	FROM (SELECT n, CASE WHEN wide THEN floor(random() * 630 - 325)::int
-	                     ELSE floor(random() * 60 - 30)::int END AS exp,
+	       (1 + floor(rnd(n, 'first') * 9))::int::text
+	       || substr(rnd_digits(n), 1, floor(rnd(n, 'length') * ndigits)::int) AS digits
+	FROM (SELECT n, CASE WHEN wide THEN floor(rnd(n, 'exp') * 630 - 325)::int
+	                     ELSE floor(rnd(n, 'exp') * 60 - 30)::int END AS exp,
 	             CASE WHEN wide THEN 34 ELSE 40 END AS ndigits
-	      FROM (SELECT n, random() < 0.3 AS wide FROM generate_series(1, 100000) AS n) w) e
+	      FROM (SELECT n, rnd(n, 'wide') < 0.3 AS wide FROM generate_series(1, 100000) AS n) w) e
 ) s;
 
 -- halfway points: the exact midpoint of two adjacent doubles, and values a
@@ -30,8 +38,8 @@ FROM (
 INSERT INTO dec
 SELECT 200000 + n,
        (m::numeric + 0.5 + d)::text || 'e' || e
-FROM (SELECT n, (floor(random() * 4503599627370496) + 4503599627370496)::bigint * 2 AS m,
-             floor(random() * 40 - 20)::int AS e
+FROM (SELECT n, (floor(rnd(n, 'mantissa') * 4503599627370496) + 4503599627370496)::bigint * 2 AS m,
+             floor(rnd(n, 'scale') * 40 - 20)::int AS e
       FROM generate_series(1, 5000) AS n) s,
      (VALUES (0.0), (0.000000000001), (-0.000000000001)) AS v(d);
 

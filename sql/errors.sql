@@ -58,4 +58,9 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 RESET bson_out.max_document_size;
 SHOW bson_out.max_document_size;
 SET bson_out.max_document_size = '2GB';
+-- below the range: PostgreSQL's own message, which shows units from 17 on,
+-- so only its SQLSTATE here, and the range from pg_settings
+\set VERBOSITY sqlstate
 SET bson_out.max_document_size = 4;
+\set VERBOSITY default
+SELECT min_val, max_val, unit FROM pg_settings WHERE name = 'bson_out.max_document_size';

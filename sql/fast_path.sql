@@ -32,6 +32,3 @@ RESET bson_out.ascii_fast_path;
 
 SELECT count(*) AS compared, count(*) FILTER (WHERE f.b IS DISTINCT FROM g.b) AS differing
 FROM fast f JOIN general g USING (id);
-
--- the setting is per session and user-settable; misspellings are refused
-SET bson_out.ascii_fast_pth = off;

@@ -55,7 +55,8 @@ SELECT x, v(row_to_bson(ROW(x))) FROM unnest(ARRAY['0.1', '-0', 'NaN', 'Infinity
 -- numeric as exact decimal128, at its display scale
 SELECT x, v(row_to_bson(ROW(x))) FROM unnest(ARRAY['0', '0.00', '12.30', '-12.30', '1', '1e10', '0.000001',
 	'1234567890123456789012345678901234', '0.1234567890123456789012345678901234',
-	'1234567890123456789012345678901234000000', '1e-100', 'NaN', 'Infinity', '-Infinity']::numeric[]) x;
+	'1234567890123456789012345678901234000000', '1e-100', 'NaN']::numeric[]) x;
+-- (numeric infinities: numeric_infinity.sql)
 SELECT v(row_to_bson(ROW(12.3::numeric(12, 2))));
 -- 35 significant digits: no exact decimal128
 SELECT row_to_bson(ROW('12345678901234567890123456789012345'::numeric));

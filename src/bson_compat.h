@@ -2,8 +2,9 @@
  * bson_compat.h
  *		Every PostgreSQL-version difference bson_out cares about, in one place.
  *
- * Built and tested on PostgreSQL 15; written for 13 to 17.  Code elsewhere
- * includes this header instead of testing PG_VERSION_NUM itself.
+ * Built and tested on PostgreSQL 13, 15, 17 and 18.  Code elsewhere includes
+ * this header (first, in place of postgres.h) instead of testing
+ * PG_VERSION_NUM itself.
  */
 #ifndef BSON_COMPAT_H
 #define BSON_COMPAT_H
@@ -17,17 +18,35 @@
 #error "bson_out requires PostgreSQL 13 or later"
 #endif
 
+/* From 16 on, the varlena macros (VARSIZE, SET_VARSIZE...) have a header. */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/*
+ * 18 replaced pg_attribute_noreturn(), written after a declarator, by
+ * pg_noreturn, written before the declaration.  GCC and Clang take the old
+ * attribute before the declaration too, so code writes pg_noreturn first.
+ */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
+#endif
+
 /*
  * Encoding conversion procedures gained a "noError" argument and an int
- * result (bytes of input converted) in PostgreSQL 14.  On 13 a failure is
- * raised by the conversion procedure itself, with PostgreSQL's own message.
- * Returns the number of source bytes converted.
+ * result (bytes of input converted) in PostgreSQL 14.  On 13 a procedure
+ * raises its own error instead; bson_call_conversion() then catches that
+ * error (only "untranslatable character" and "invalid byte sequence", raised
+ * by a pure function, as core's xml_is_document() does) and finds the first
+ * character that does not convert, so that callers report the same error,
+ * naming the key or value, on every version.  Returns the number of source
+ * bytes converted: srclen when the whole string converted.
  */
+#if PG_VERSION_NUM >= 140000
 static inline int
 bson_call_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
 					 const char *src, int srclen, char *dest)
 {
-#if PG_VERSION_NUM >= 140000
 	return DatumGetInt32(FunctionCall6(flinfo,
 									   Int32GetDatum(src_encoding),
 									   Int32GetDatum(dest_encoding),
@@ -35,16 +54,68 @@ bson_call_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
 									   CStringGetDatum(dest),
 									   Int32GetDatum(srclen),
 									   BoolGetDatum(true)));
-#else
-	FunctionCall5(flinfo,
-				  Int32GetDatum(src_encoding),
-				  Int32GetDatum(dest_encoding),
-				  CStringGetDatum(src),
-				  CStringGetDatum(dest),
-				  Int32GetDatum(srclen));
-	return srclen;
-#endif
 }
+#else
+#include "utils/memutils.h"
+
+static inline bool
+bson_try_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
+					const char *src, int srclen, char *dest)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	volatile bool converted = true;
+
+	PG_TRY();
+	{
+		FunctionCall5(flinfo,
+					  Int32GetDatum(src_encoding),
+					  Int32GetDatum(dest_encoding),
+					  CStringGetDatum(src),
+					  CStringGetDatum(dest),
+					  Int32GetDatum(srclen));
+	}
+	PG_CATCH();
+	{
+		MemoryContext errcxt = MemoryContextSwitchTo(caller);
+		ErrorData  *edata = CopyErrorData();
+
+		if (edata->sqlerrcode != ERRCODE_UNTRANSLATABLE_CHARACTER &&
+			edata->sqlerrcode != ERRCODE_CHARACTER_NOT_IN_REPERTOIRE)
+		{
+			MemoryContextSwitchTo(errcxt);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		FreeErrorData(edata);
+		converted = false;
+	}
+	PG_END_TRY();
+	return converted;
+}
+
+static inline int
+bson_call_conversion(FmgrInfo *flinfo, int src_encoding, int dest_encoding,
+					 const char *src, int srclen, char *dest)
+{
+	int			off = 0;
+	char		one[MAX_MULTIBYTE_CHAR_LEN * MAX_CONVERSION_GROWTH + 1];
+
+	if (bson_try_conversion(flinfo, src_encoding, dest_encoding, src, srclen, dest))
+		return srclen;
+	/* the error path only: one character at a time up to the first failure */
+	while (off < srclen)
+	{
+		int			len = Min(pg_encoding_mblen(src_encoding, src + off), srclen - off);
+
+		if (!bson_try_conversion(flinfo, src_encoding, dest_encoding,
+								 src + off, len, one))
+			break;
+		off += len;
+	}
+	/* combining sequences can fail together though each character converts */
+	return off < srclen ? off : 0;
+}
+#endif
 
 /* int64_to_numeric() is exported from PostgreSQL 14 on */
 #if PG_VERSION_NUM < 140000

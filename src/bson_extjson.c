@@ -146,7 +146,7 @@ bson_extjson_is_wrapper_key(const char *key, int keylen, bool value_is_string)
  * A malformed wrapper: 22P02, "invalid Extended JSON $oid", with the path to
  * the wrapper (whichever part of it was wrong) and what was expected.
  */
-static void pg_attribute_noreturn()
+pg_noreturn static void
 ej_error(BsonExtJsonInput *in, const EjValue *at, const char *wrapper,
 		 const char *expected)
 {

@@ -45,7 +45,7 @@ static void append_element(JsonText *t, const char *key, int keylen, uint32 inde
 static void skip_value(JsonText *t);
 
 /* Error paths: where in the text, for the messages */
-static void pg_attribute_noreturn()
+pg_noreturn static void
 syntax_error(JsonText *t, const char *what)
 {
 	ereport(ERROR,
@@ -73,7 +73,7 @@ expect(JsonText *t, char c, const char *what)
 }
 
 /* Half of a UTF-16 surrogate pair without its other half */
-static void pg_attribute_noreturn()
+pg_noreturn static void
 surrogate_error(JsonText *t, const char *problem)
 {
 	ereport(ERROR,
@@ -337,7 +337,7 @@ read_number(JsonText *t, int *len, bool *is_integer)
 	return start;
 }
 
-static void pg_attribute_noreturn()
+pg_noreturn static void
 report_number_out_of_range(JsonText *t, const char *num, int len)
 {
 	StringInfoData where;

@@ -198,7 +198,7 @@ write_jsonb_document(void *arg, const EjValue *ev)
 	bson_close(ej->w, doc);
 }
 
-static void pg_attribute_noreturn()
+pg_noreturn static void
 report_unrepresentable(BsonWriter *w, Numeric num)
 {
 	StringInfoData where;
@@ -305,14 +305,14 @@ write_value(BsonWriter *w, char *type_at, JEntry je, const char *data,
 					 */
 					const char *kv = container_data(child, 2);
 					uint32		keylen = 0;
-					uint32		end;
+					uint32		valend;
 
 					JBE_ADVANCE_OFFSET(keylen, child->children[0]);
-					end = keylen;
-					JBE_ADVANCE_OFFSET(end, child->children[1]);
+					valend = keylen;
+					JBE_ADVANCE_OFFSET(valend, child->children[1]);
 					if (keylen > 1 && kv[0] == '$' &&
 						bson_extjson_write_string_wrapper(w, type_at, kv, (int) keylen,
-														  kv + keylen, (int) (end - keylen)))
+														  kv + keylen, (int) (valend - keylen)))
 						break;
 				}
 				if (unlikely(ej != NULL) && JsonContainerIsObject(child) &&

@@ -5,7 +5,7 @@
 #ifndef BSON_NUMERIC_H
 #define BSON_NUMERIC_H
 
-#include "postgres.h"
+#include "bson_compat.h"
 
 #include <float.h>
 

@@ -11,10 +11,10 @@
  */
 #define CONVERSION_CHUNK	65536
 
-static void report_bad_string(BsonWriter *w, const char *s, int len,
-							  int bad_offset, bool is_key,
-							  bool untranslatable) pg_attribute_noreturn();
-static void report_too_large(BsonWriter *w) pg_attribute_noreturn();
+pg_noreturn static void report_bad_string(BsonWriter *w, const char *s, int len,
+										  int bad_offset, bool is_key,
+										  bool untranslatable);
+pg_noreturn static void report_too_large(BsonWriter *w);
 
 /*
  * Start a writer whose output is expected to take about estimate bytes of

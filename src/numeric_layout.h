@@ -13,7 +13,7 @@
 #ifndef NUMERIC_LAYOUT_H
 #define NUMERIC_LAYOUT_H
 
-#include "postgres.h"
+#include "bson_compat.h"
 
 #include "utils/numeric.h"
 

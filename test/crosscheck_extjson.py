@@ -62,6 +62,7 @@ from bson.binary import UuidRepresentation
 from bson.code import Code
 from bson.codec_options import CodecOptions
 from bson.dbref import DBRef
+from bson.errors import InvalidBSON
 from bson.int64 import Int64
 from bson.json_util import JSONOptions
 
@@ -701,7 +702,7 @@ def ej_hook(pairs, dbref=True):
         return SON(pairs)   # jsonb order: keep the document, not a DBRef
     try:
         v = json_util.object_pairs_hook(pairs, EJ_OPTS)
-    except OverflowError:
+    except (OverflowError, InvalidBSON):   # pymongo 3 and 4 say it differently
         if len(pairs) == 1 and pairs[0][0] == "$date" and isinstance(pairs[0][1], int):
             return OutOfRangeDate(pairs[0][1])
         raise

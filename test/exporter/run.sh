@@ -193,7 +193,9 @@ CREATE VIEW medium_v AS SELECT * FROM medium;
 CREATE TABLE big (id int, doc jsonb);
 INSERT INTO big SELECT g, jsonb_build_object('_id', g, 'v', 'value ' || g, 'ok', g % 2 = 0) FROM generate_series(1, 1000000) g;
 CREATE MATERIALIZED VIEW mv AS SELECT * FROM medium;
-CREATE VIEW big_v AS SELECT * FROM big;
+-- slowed down by a pause every 100,000 rows, so that progress lines appear
+-- however fast the machine exports
+CREATE VIEW big_v AS SELECT * FROM big WHERE id % 100000 <> 0 OR pg_sleep(0.3) IS NOT NULL;
 CREATE TABLE lockq (id int, doc jsonb);
 -- more than one chunk of --jobs (32 blocks), so that --jobs 2 runs 2 jobs
 INSERT INTO lockq SELECT g, jsonb_build_object('i', g) FROM generate_series(1, 20000) g;
@@ -305,7 +307,18 @@ for f in "$WORK"/split.000[123].bson; do "$WORK/read_libbson" "$f" >/dev/null 2>
 run "$BIN" --table medium --column doc -j 2 -o "$WORK/v.bson" -q --verbose
 sql=$(sed -n 's/^pg_bsonexport: job 2: COPY (\(.*\)) TO STDOUT (FORMAT binary)$/\1/p' "$WORK/err" | head -1)
 plan=$(Q -c "EXPLAIN $sql" 2>&1)
-if [ -n "$sql" ] && grep -q "Tid Range Scan" <<<"$plan"; then
+if [ "$(Q -c 'SHOW server_version_num')" -lt 140000 ]; then
+	# before 14 there is no TID Range Scan: the ctid range is a filter, and
+	# pg_bsonexport says that every job scans the whole table
+	if [ -n "$sql" ] && grep -q "Filter: ((ctid >= " <<<"$plan" &&
+		grep -q "warning: the server is older than PostgreSQL 14, which has no TID Range Scan" "$WORK/err"; then
+		pass "a job's query filters its ctid range (no TID Range Scan before 14), with the warning"
+	else
+		fail "ctid range filter and warning before 14" "$sql
+$plan
+$(cat "$WORK/err")"
+	fi
+elif [ -n "$sql" ] && grep -q "Tid Range Scan" <<<"$plan"; then
 	pass "a job's query is a TID Range Scan: $(head -1 <<<"$plan" | sed 's/ *(cost.*//')"
 else
 	fail "TID Range Scan" "$sql
@@ -528,7 +541,10 @@ if start_bg "$S" --query "$SLOW" -q; then
 		WHERE application_name = 'pg_bsonexport' AND query LIKE 'COPY%'" >/dev/null
 	wait $BG
 	rc=$?
-	if [ $rc -eq 1 ] && no_output "$S" && grep -q "terminating connection" "$WORK/bg.err"; then
+	# the backend's FATAL message may or may not reach the client before the
+	# connection closes
+	if [ $rc -eq 1 ] && no_output "$S" &&
+		grep -Eq "terminating connection|server closed the connection unexpectedly" "$WORK/bg.err"; then
 		pass "backend terminated mid-stream: exit 1, no file: $(head -1 "$WORK/bg.err" | cut -c1-120)"
 	else
 		fail "backend terminated mid-stream" "exit $rc; $(cat "$WORK/bg.err")"
@@ -767,7 +783,7 @@ run "$BIN" --table big -o "$WORK/progress2.bson"
 grep -q '%' "$WORK/err" && fail "no progress when standard error is not a terminal" "$(cat "$WORK/err")" ||
 	pass "no progress line when standard error is not a terminal"
 # no reltuples for a query or a view: the planner's estimate (EXPLAIN)
-for what in "--query 'SELECT to_bson(doc) FROM big'" "--table big_v --column doc"; do
+for what in "--query 'SELECT to_bson(doc) FROM big_v'" "--table big_v --column doc"; do
 	script -qec "$BIN $what -o $WORK/progress3.bson" /dev/null >"$WORK/progress.txt" 2>&1
 	rm -f "$WORK/progress3.bson"
 	if grep -Eq '[0-9]+ rows, [0-9.]+ [kMG]?B.*[0-9]+%' "$WORK/progress.txt" &&
