@@ -4,20 +4,23 @@ EXTENSION = bson_out
 EXTVERSION = 0.4.0
 
 MODULE_big = bson_out
+# src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
+# src/common: what both directions share inside the server;
+# src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values.
 OBJS = \
-	bson_out.o \
-	src/bson_encoding.o \
-	src/bson_extjson.o \
-	src/bson_json.o \
-	src/bson_jsonb.o \
-	src/bson_numeric.o \
-	src/bson_read.o \
-	src/bson_reader.o \
-	src/bson_record.o \
-	src/bson_to_json.o \
-	src/bson_to_jsonb.o \
-	src/bson_writer.o \
-	src/extjson_values.o
+	src/bson_out.o \
+	src/core/bson_reader.o \
+	src/core/extjson_scalars.o \
+	src/common/bson_encoding.o \
+	src/encode/bson_writer.o \
+	src/encode/extjson_to_bson.o \
+	src/encode/json_to_bson.o \
+	src/encode/jsonb_to_bson.o \
+	src/encode/numeric_to_bson.o \
+	src/encode/record_to_bson.o \
+	src/decode/bson_decode.o \
+	src/decode/bson_to_json.o \
+	src/decode/bson_to_jsonb.o
 
 # The current install script, every earlier one (so that an old version can
 # still be installed and updated) and the upgrade scripts between them.
@@ -25,15 +28,18 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
 # databases (installcheck-encodings below).
-REGRESS = types numbers doubles strings structure errors fast_path settings json_text extjson rows numeric_infinity decode decode_invalid upgrade
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
+	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
+	encode_numeric_infinity decode decode_invalid upgrade
+REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
 # (unused parameters in inline functions), so they are included as system
 # headers.
 PG_CFLAGS = -Wall -Wextra
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
-EXTRA_CLEAN = results regression.diffs regression.out
+PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode \
+	-isystem $(shell $(PG_CONFIG) --includedir-server)
+EXTRA_CLEAN = test/results test/regression.diffs test/regression.out results regression.diffs regression.out
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -41,7 +47,7 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies unless PostgreSQL was configured with
 # --enable-depend; the headers are few, so every object depends on all.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*/*.h)
 
 # The encoding tests, each in a database of its encoding.
 installcheck-encodings: installcheck-latin1 installcheck-sql-ascii installcheck-win1252

@@ -1,7 +1,7 @@
 /*
  * fuzz_bson_reader.c
  *		libFuzzer harness for src/bson_reader.c (and, for round trips, the
- *		text parsers of src/extjson_values.c).
+ *		text parsers of src/extjson_scalars.c).
  *
  * Built by fuzz/run.sh, either with clang -fsanitize=fuzzer,address,undefined
  * or with fuzz/standalone_main.c (any C compiler, ASan/UBSan) to replay
@@ -31,13 +31,13 @@
  *	5. the input is split as a stream with bson_document_length() and every
  *	   document validated (and walked) on its own.
  *
- * Text forms are checked by round trip through the extjson_values.c parsers
+ * Text forms are checked by round trip through the extjson_scalars.c parsers
  * where one exists: decimal128 strings must parse back to the canonical form
  * of the value, ISO-8601 dates to the same milliseconds, base64 and hex to
  * the same bytes.
  */
 #include "bson_reader.h"
-#include "extjson_values.h"
+#include "extjson_scalars.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,7 +466,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 
 	switch (it->type)
 	{
-		case BSONR_DOUBLE:
+		case BSON_TYPE_DOUBLE:
 			{
 				double		d = bson_iter_double(it);
 				uint64_t	bits;
@@ -476,9 +476,9 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				CHECK(bits == bsonr_u64(v));
 				break;
 			}
-		case BSONR_STRING:
-		case BSONR_CODE:
-		case BSONR_SYMBOL:
+		case BSON_TYPE_STRING:
+		case BSON_TYPE_CODE:
+		case BSON_TYPE_SYMBOL:
 			{
 				size_t		slen;
 				const char *s = bson_iter_utf8(it, &slen);
@@ -489,12 +489,12 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				check_utf8((const uint8_t *) s, slen);
 				break;
 			}
-		case BSONR_DOCUMENT:
-		case BSONR_ARRAY:
+		case BSON_TYPE_DOCUMENT:
+		case BSON_TYPE_ARRAY:
 			CHECK(size == bsonr_u32(v));
 			walk_document(v, it->end, depth + 1, w);
 			break;
-		case BSONR_BINARY:
+		case BSON_TYPE_BINARY:
 			{
 				uint8_t		subtype;
 				size_t		blen;
@@ -516,26 +516,26 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				check_hex(p, blen);
 				break;
 			}
-		case BSONR_UNDEFINED:
-		case BSONR_NULL:
-		case BSONR_MINKEY:
-		case BSONR_MAXKEY:
+		case BSON_TYPE_UNDEFINED:
+		case BSON_TYPE_NULL:
+		case BSON_TYPE_MINKEY:
+		case BSON_TYPE_MAXKEY:
 			CHECK(size == 0);
 			break;
-		case BSONR_OBJECTID:
+		case BSON_TYPE_OBJECTID:
 			CHECK(size == 12);
 			check_objectid(v);
 			break;
-		case BSONR_BOOL:
+		case BSON_TYPE_BOOL:
 			CHECK(size == 1);
 			CHECK(v[0] <= 1);
 			break;
-		case BSONR_DATETIME:
+		case BSON_TYPE_DATETIME:
 			CHECK(size == 8);
 			CHECK((uint64_t) bson_iter_int64(it) == bsonr_u64(v));
 			check_iso8601(bson_iter_int64(it));
 			break;
-		case BSONR_REGEX:
+		case BSON_TYPE_REGEX:
 			{
 				const char *pattern;
 				const char *options;
@@ -552,7 +552,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				check_utf8((const uint8_t *) options, olen);
 				break;
 			}
-		case BSONR_DBPOINTER:
+		case BSON_TYPE_DBPOINTER:
 			{
 				size_t		nslen;
 				const uint8_t *oid;
@@ -566,7 +566,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				check_objectid(oid);
 				break;
 			}
-		case BSONR_CODE_W_SCOPE:
+		case BSON_TYPE_CODE_W_SCOPE:
 			{
 				size_t		codelen;
 				const uint8_t *scope;
@@ -580,16 +580,16 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				check_utf8((const uint8_t *) code, codelen);
 				/* the scope is inside the element and ends exactly with it */
 				CHECK(scope == v + 8 + codelen + 1);
-				CHECK(scope + BSONR_MIN_DOCUMENT <= v + size);
+				CHECK(scope + BSON_MIN_DOCUMENT_SIZE <= v + size);
 				CHECK(scope + bsonr_u32(scope) == v + size);
 				walk_document(scope, v + size, depth + 1, w);
 				break;
 			}
-		case BSONR_INT32:
+		case BSON_TYPE_INT32:
 			CHECK(size == 4);
 			CHECK((uint32_t) bson_iter_int32(it) == bsonr_u32(v));
 			break;
-		case BSONR_TIMESTAMP:
+		case BSON_TYPE_TIMESTAMP:
 			{
 				uint32_t	t;
 				uint32_t	i;
@@ -600,11 +600,11 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				CHECK(t == bsonr_u32(v + 4));
 				break;
 			}
-		case BSONR_INT64:
+		case BSON_TYPE_INT64:
 			CHECK(size == 8);
 			CHECK((uint64_t) bson_iter_int64(it) == bsonr_u64(v));
 			break;
-		case BSONR_DECIMAL128:
+		case BSON_TYPE_DECIMAL128:
 			{
 				uint64_t	low;
 				uint64_t	high;
@@ -633,9 +633,9 @@ walk_document(const uint8_t *doc, const uint8_t *limit, int depth, Walk *w)
 	const uint8_t *expect = doc + 4;
 	BsonIter	it;
 
-	CHECK(limit - doc >= BSONR_MIN_DOCUMENT);
+	CHECK(limit - doc >= BSON_MIN_DOCUMENT_SIZE);
 	len = bsonr_u32(doc);
-	CHECK(len >= BSONR_MIN_DOCUMENT && len <= (size_t) (limit - doc));
+	CHECK(len >= BSON_MIN_DOCUMENT_SIZE && len <= (size_t) (limit - doc));
 	CHECK(doc[len - 1] == 0);
 	CHECK(depth <= MAX_DEPTH);
 	w->documents++;
@@ -682,7 +682,7 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 	Walk		w = {data, 0, -1, 0};
 	BsonReadError err;
 
-	CHECK(len >= BSONR_MIN_DOCUMENT);
+	CHECK(len >= BSON_MIN_DOCUMENT_SIZE);
 	CHECK(bsonr_u32(data) == len);
 	CHECK(bson_document_length(data, len, &err) == len);
 
@@ -823,24 +823,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_accepted(data, size, &hook);
 		check_prefixes_and_trailer(data, size);
 	}
-	else if (size >= BSONR_MIN_DOCUMENT && bsonr_u32(data) == size)
+	else if (size >= BSON_MIN_DOCUMENT_SIZE && bsonr_u32(data) == size)
 	{
 		/* a header that fits: bson_document_length must take it */
 		CHECK(bson_document_length(data, size, NULL) == size);
 	}
 
 	/* 4. truncations with the header rewritten */
-	if (size > BSONR_MIN_DOCUMENT)
+	if (size > BSON_MIN_DOCUMENT_SIZE)
 	{
 		if (size - 1 <= ALL_CUTS_MAX)
 		{
-			for (size_t cut = BSONR_MIN_DOCUMENT; cut < size; cut++)
+			for (size_t cut = BSON_MIN_DOCUMENT_SIZE; cut < size; cut++)
 				check_cut(data, cut);
 		}
 		else
 		{
 			for (size_t i = 0; i < SAMPLED_CUTS; i++)
-				check_cut(data, BSONR_MIN_DOCUMENT + i * (size - BSONR_MIN_DOCUMENT) / SAMPLED_CUTS);
+				check_cut(data, BSON_MIN_DOCUMENT_SIZE + i * (size - BSON_MIN_DOCUMENT_SIZE) / SAMPLED_CUTS);
 			for (size_t cut = size - 8; cut < size; cut++)
 				check_cut(data, cut);
 		}
@@ -861,7 +861,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				CHECK(err.offset == 0);
 				break;
 			}
-			CHECK(n >= BSONR_MIN_DOCUMENT && n <= size - off);
+			CHECK(n >= BSON_MIN_DOCUMENT_SIZE && n <= size - off);
 			CHECK(n == bsonr_u32(data + off));
 			if (!(off == 0 && n == size))	/* that one was step 2 */
 			{

@@ -1,9 +1,9 @@
 #!/bin/bash
 #
-# run.sh: fuzz src/bson_reader.c, or replay the corpus and regressions.
+# run.sh: fuzz src/core/bson_reader.c, or replay the corpus and regressions.
 #
 #   ./fuzz/run.sh [SECONDS]     libFuzzer for SECONDS (default 120), then a
-#                               coverage report of src/bson_reader.c
+#                               coverage report of src/core/bson_reader.c
 #   ./fuzz/run.sh --replay      replay fuzz/corpus and fuzz/regressions once
 #                               through the harness built with ASan + UBSan
 #                               and fuzz/standalone_main.c (a few seconds; no
@@ -18,7 +18,7 @@
 # rm -rf fuzz/build to start over) and fuzzes that, so fuzz/corpus/ itself is
 # never written.  At the end it prints the executions, libFuzzer's final
 # cov: and ft: figures, and the line, branch and region coverage of
-# src/bson_reader.c (and bson_reader.h) over the seeds and over the final
+# src/core/bson_reader.c (and bson_reader.h) over the seeds and over the final
 # working corpus.  A crash, leak, timeout or failed invariant leaves its
 # input in fuzz/build/artifacts/ and makes the script exit non-zero; copy the
 # input into fuzz/regressions/ once fixed.
@@ -30,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 build="$here/build"
-srcs=("$root/src/bson_reader.c" "$root/src/extjson_values.c")
+srcs=("$root/src/core/bson_reader.c" "$root/src/core/extjson_scalars.c")
 harness="$here/fuzz_bson_reader.c"
 driver="$here/standalone_main.c"
 warn=(-std=c99 -Wall -Wextra)
@@ -49,7 +49,7 @@ replay() {
 
 	mkdir -p "$build"
 	start=$(date +%s.%N)
-	"$cc" "${warn[@]}" -g -O1 "${san[@]}" -I"$root/src" \
+	"$cc" "${warn[@]}" -g -O1 "${san[@]}" -I"$root/src/core" \
 		-o "$bin" "$harness" "$driver" "${srcs[@]}" -lm ||
 		die "building the replay binary with $cc failed"
 	if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
@@ -98,7 +98,7 @@ fuzz() {
 
 	ensure_tools
 	clang "${warn[@]}" -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -fno-omit-frame-pointer -I"$root/src" \
+		-fno-sanitize-recover=all -fno-omit-frame-pointer -I"$root/src/core" \
 		-o "$bin" "$harness" "${srcs[@]}" -lm ||
 		die "building the fuzzer failed"
 
@@ -129,19 +129,19 @@ fuzz() {
 	coverage "$work"
 }
 
-# line/branch/region coverage of src/bson_reader.c (and the inline functions
-# of src/bson_reader.h) over the seeds and over the final working corpus
+# line/branch/region coverage of src/core/bson_reader.c (and the inline functions
+# of src/core/bson_reader.h) over the seeds and over the final working corpus
 coverage() {
 	local corpus=$1
 	local bin="$build/coverage"
 	local profdir="$build/profile"
 
 	clang "${warn[@]}" -O1 -fprofile-instr-generate -fcoverage-mapping \
-		-I"$root/src" -o "$bin" "$harness" "$driver" "${srcs[@]}" -lm ||
+		-I"$root/src/core" -o "$bin" "$harness" "$driver" "${srcs[@]}" -lm ||
 		die "building the coverage binary failed"
 	cover_one "seed corpus" "$here/corpus" "$here/regressions"
 	cover_one "final corpus" "$corpus"
-	echo "(per-line detail: llvm-cov show $bin -instr-profile=$profdir/merged.profdata $root/src/bson_reader.c)"
+	echo "(per-line detail: llvm-cov show $bin -instr-profile=$profdir/merged.profdata $root/src/core/bson_reader.c)"
 }
 
 cover_one() {
@@ -156,12 +156,12 @@ cover_one() {
 		die "the coverage replay failed"
 	llvm-profdata merge -sparse -o "$profdir/merged.profdata" "$profdir"/*.profraw
 	llvm-cov report "$bin" -instr-profile="$profdir/merged.profdata" \
-		"$root/src/bson_reader.c" "$root/src/bson_reader.h" >"$build/coverage.txt"
+		"$root/src/core/bson_reader.c" "$root/src/core/bson_reader.h" >"$build/coverage.txt"
 	# columns: Filename Regions Missed Cover Functions Missed Executed Lines
 	# Missed Cover Branches Missed Cover
 	awk -v what="$what" '$1 ~ /bson_reader\.[ch]$/ {
 		n = split($1, parts, "/")
-		printf "coverage, %s, src/%s: lines %s (%d of %d), branches %s (%d of %d), regions %s, functions %s\n",
+		printf "coverage, %s, src/core/%s: lines %s (%d of %d), branches %s (%d of %d), regions %s, functions %s\n",
 			what, parts[n], $10, $8 - $9, $8, $13, $11 - $12, $11, $4, $7
 	}' "$build/coverage.txt"
 }

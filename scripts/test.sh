@@ -84,7 +84,7 @@ regress() {
 	if [ $rc -ne 0 ] || [ "$ok" -eq 0 ]; then
 		[ "$bad" -gt 0 ] || failed=$((failed + 1))
 		failures+=("pg_regress $label")
-		[ -f regression.diffs ] && head -200 regression.diffs
+		[ -f test/regression.diffs ] && head -200 test/regression.diffs
 	fi
 }
 
@@ -103,7 +103,7 @@ fi
 
 # the decoder's core replayed outside PostgreSQL under AddressSanitizer and
 # UndefinedBehaviorSanitizer: the fuzz seed corpus and every regression input
-log "fuzz corpus replay (ASan + UBSan): src/bson_reader.c"
+log "fuzz corpus replay (ASan + UBSan): src/core/bson_reader.c"
 if replay_out=$(./fuzz/run.sh --replay 2>&1); then
 	printf '%s\n' "$replay_out" | tail -3
 	passed=$((passed + 1))
@@ -124,7 +124,7 @@ crosscheck() {
 	createdb -T template0 -E "$encoding" "$db" && psql -qX -d "$db" -c 'CREATE EXTENSION bson_out' || {
 		failed=$((failed + 1)); failures+=("crosscheck $label: setup"); return; }
 	local out
-	out=$(PGDATABASE=$db "$PYTHON" "${CROSSCHECK_SCRIPT:-test/crosscheck.py}" "$@" 2>&1)
+	out=$(PGDATABASE=$db "$PYTHON" "${CROSSCHECK_SCRIPT:-test/crosscheck_encode.py}" "$@" 2>&1)
 	local rc=$?
 	printf '%s\n' "$out" | tail -25
 	local line ok bad
@@ -143,9 +143,9 @@ crosscheck() {
 crosscheck "UTF8 database" xcheck_utf8 UTF8 --count 10000
 crosscheck "LATIN1 database" xcheck_latin1 LATIN1 --count 3000 --alphabet latin1 --seed 2
 crosscheck "SQL_ASCII database" xcheck_sql_ascii SQL_ASCII --count 3000 --seed 3
-CROSSCHECK_SCRIPT=test/crosscheck_extjson.py CROSSCHECK_TAG=crosscheck-extjson \
+CROSSCHECK_SCRIPT=test/crosscheck_encode_extjson.py CROSSCHECK_TAG=crosscheck-extjson \
 	crosscheck "Extended JSON, UTF8 database" xcheck_extjson UTF8 --count 10000
-CROSSCHECK_SCRIPT=test/crosscheck_rows.py CROSSCHECK_TAG=crosscheck-rows \
+CROSSCHECK_SCRIPT=test/crosscheck_encode_rows.py CROSSCHECK_TAG=crosscheck-rows \
 	crosscheck "typed rows, UTF8 database" xcheck_rows UTF8 --count 3000
 CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, UTF8 database" xcheck_decode UTF8 --count 10000

@@ -1,6 +1,6 @@
 /*
  * test_bson_reader.c
- *		Standalone unit test of src/bson_reader.c (no server needed).
+ *		Standalone unit test of src/core/bson_reader.c (no server needed).
  *
  * Run with `make -C test/unit check`.  Prints each failure, then a last line
  * "unit: N passed, M failed", and exits non-zero if anything failed.
@@ -322,9 +322,9 @@ test_document_frame(void)
 	/* the last byte is an element's type byte, not the NUL */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_NULL, "n");
+	b_elem(&b, BSON_TYPE_NULL, "n");
 	b_close(&b);
-	b.d[b.n - 1] = BSONR_NULL;
+	b.d[b.n - 1] = BSON_TYPE_NULL;
 	expect_invalid("element where the final NUL belongs", &b, b.n - 1,
 				   "document does not end with a NUL byte");
 
@@ -341,7 +341,7 @@ test_document_frame(void)
 	/* a valid element, then garbage within the stated length */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_INT32, "i");
+	b_elem(&b, BSON_TYPE_INT32, "i");
 	b_i32(&b, 1);
 	b_u8(&b, 0);				/* type 0x00 inside the document */
 	b_close(&b);
@@ -374,7 +374,7 @@ test_types_and_keys(void)
 	/* a key running into the document's final NUL */
 	b_reset(&b);
 	b_open(&b);
-	b_u8(&b, BSONR_NULL);
+	b_u8(&b, BSON_TYPE_NULL);
 	b_raw(&b, "ab", 2);
 	b_close(&b);
 	expect_invalid("key without NUL", &b, 5, "key is not NUL-terminated within its document");
@@ -382,16 +382,16 @@ test_types_and_keys(void)
 	/* a type byte and nothing else */
 	b_reset(&b);
 	b_open(&b);
-	b_u8(&b, BSONR_NULL);
+	b_u8(&b, BSON_TYPE_NULL);
 	b_close(&b);
 	expect_invalid("type byte only", &b, 5, "key is not NUL-terminated within its document");
 
 	/* the key's NUL would be the parent's final NUL */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "d");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "d");
 	b_open(&b);
-	b_u8(&b, BSONR_NULL);
+	b_u8(&b, BSON_TYPE_NULL);
 	b_raw(&b, "x", 1);
 	b_close(&b);
 	b_close(&b);
@@ -429,7 +429,7 @@ test_types_and_keys(void)
 		{
 			b_reset(&b);
 			b_open(&b);
-			b_elem(&b, BSONR_NULL, keys[i].key);
+			b_elem(&b, BSON_TYPE_NULL, keys[i].key);
 			b_close(&b);
 			expect_invalid(keys[i].name, &b, 5 + keys[i].bad, "key is not valid UTF-8");
 		}
@@ -449,8 +449,8 @@ test_types_and_keys(void)
 
 			b_reset(&b);
 			b_open(&b);
-			b_elem(&b, BSONR_NULL, good[i]);
-			b_elem(&b, BSONR_STRING, "s");
+			b_elem(&b, BSON_TYPE_NULL, good[i]);
+			b_elem(&b, BSON_TYPE_STRING, "s");
 			b_str(&b, good[i]);
 			b_close(&b);
 			snprintf(name, sizeof(name), "valid UTF-8 key and string #%zu", i);
@@ -467,9 +467,9 @@ test_strings(void)
 		uint8_t		type;
 		const char *what;
 	}			kinds[] = {
-		{BSONR_STRING, "string"},
-		{BSONR_CODE, "JavaScript code"},
-		{BSONR_SYMBOL, "symbol"},
+		{BSON_TYPE_STRING, "string"},
+		{BSON_TYPE_CODE, "JavaScript code"},
+		{BSON_TYPE_SYMBOL, "symbol"},
 	};
 	Buf			b;
 
@@ -574,7 +574,7 @@ test_bool_binary(void)
 	{
 		b_reset(&b);
 		b_open(&b);
-		b_elem(&b, BSONR_BOOL, "b");
+		b_elem(&b, BSON_TYPE_BOOL, "b");
 		v = b.n;
 		b_u8(&b, (uint8_t) val);
 		b_close(&b);
@@ -590,7 +590,7 @@ test_bool_binary(void)
 	}
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_BOOL, "b");
+	b_elem(&b, BSON_TYPE_BOOL, "b");
 	v = b.n;
 	b_close(&b);
 	expect_invalid("bool truncated", &b, v, "boolean value is truncated");
@@ -600,7 +600,7 @@ test_bool_binary(void)
 	do { \
 		b_reset(&b); \
 		b_open(&b); \
-		b_elem(&b, BSONR_BINARY, "x"); \
+		b_elem(&b, BSON_TYPE_BINARY, "x"); \
 		v = b.n; \
 		body; \
 		b_close(&b); \
@@ -658,7 +658,7 @@ test_code_w_scope(void)
 	do { \
 		b_reset(&b); \
 		b_open(&b); \
-		b_elem(&b, BSONR_CODE_W_SCOPE, "c"); \
+		b_elem(&b, BSON_TYPE_CODE_W_SCOPE, "c"); \
 		v = b.n; \
 		body; \
 		b_close(&b); \
@@ -668,7 +668,7 @@ test_code_w_scope(void)
 	expect_valid("code with scope, minimal (14 bytes)", &b);
 	CWS_DOC(b_cws_empty_scope(&b, "function () {}"));
 	expect_valid("code with scope, empty scope", &b);
-	CWS_DOC(b_i32(&b, 0); b_str(&b, "x"); b_open(&b); b_elem(&b, BSONR_INT32, "i");
+	CWS_DOC(b_i32(&b, 0); b_str(&b, "x"); b_open(&b); b_elem(&b, BSON_TYPE_INT32, "i");
 			b_i32(&b, 1); b_close(&b); b_put_u32(&b, v, (uint32_t) (b.n - v)));
 	expect_valid("code with scope, scope {i: 1}", &b);
 
@@ -709,7 +709,7 @@ test_code_w_scope(void)
 	expect_invalid("code with scope scope length 4", &b, v + 10,
 				   "code with scope's scope length 4 is less than 5");
 	/* an element inside the scope is wrong */
-	CWS_DOC(b_i32(&b, 0); b_str(&b, "x"); b_open(&b); b_elem(&b, BSONR_BOOL, "b");
+	CWS_DOC(b_i32(&b, 0); b_str(&b, "x"); b_open(&b); b_elem(&b, BSON_TYPE_BOOL, "b");
 			b_u8(&b, 7); b_close(&b); b_put_u32(&b, v, (uint32_t) (b.n - v)));
 	expect_invalid("code with scope scope with bool 7", &b, v + 17,
 				   "boolean value is 7, not 0 or 1");
@@ -724,10 +724,10 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	b_cstr(&b, "^a.*b$");
 	b_cstr(&b, "imsx");
-	b_elem(&b, BSONR_REGEX, "e");
+	b_elem(&b, BSON_TYPE_REGEX, "e");
 	b_cstr(&b, "");
 	b_cstr(&b, "");
 	b_close(&b);
@@ -735,7 +735,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	v = b.n;
 	b_raw(&b, "abc", 3);
 	b_close(&b);
@@ -744,7 +744,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	v = b.n;
 	b_cstr(&b, "abc");
 	b_raw(&b, "i", 1);
@@ -754,7 +754,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	v = b.n;
 	b_cstr(&b, "abc");
 	b_close(&b);
@@ -763,7 +763,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	v = b.n;
 	b_cstr(&b, "a\xC3");
 	b_cstr(&b, "");
@@ -773,7 +773,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_REGEX, "r");
+	b_elem(&b, BSON_TYPE_REGEX, "r");
 	v = b.n;
 	b_cstr(&b, "a");
 	b_cstr(&b, "\x80");
@@ -784,7 +784,7 @@ test_regex_dbpointer(void)
 	/* DBPointer: string namespace, 12-byte ObjectId */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DBPOINTER, "p");
+	b_elem(&b, BSON_TYPE_DBPOINTER, "p");
 	b_str(&b, "db.c");
 	b_raw(&b, "0123456789ab", 12);
 	b_close(&b);
@@ -797,7 +797,7 @@ test_regex_dbpointer(void)
 
 		b_reset(&b);
 		b_open(&b);
-		b_elem(&b, BSONR_DBPOINTER, "p");
+		b_elem(&b, BSON_TYPE_DBPOINTER, "p");
 		v = b.n;
 		b_str(&b, "db.c");
 		b_raw(&b, "0123456789ab", have);
@@ -809,7 +809,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DBPOINTER, "p");
+	b_elem(&b, BSON_TYPE_DBPOINTER, "p");
 	v = b.n;
 	b_raw(&b, "\x09\0\0", 3);
 	b_close(&b);
@@ -818,7 +818,7 @@ test_regex_dbpointer(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DBPOINTER, "p");
+	b_elem(&b, BSON_TYPE_DBPOINTER, "p");
 	v = b.n;
 	b_i32(&b, 20);
 	b_raw(&b, "db.c\0", 5);
@@ -837,16 +837,16 @@ test_fixed_sizes(void)
 		size_t		size;
 		const char *name;
 	}			fixed[] = {
-		{BSONR_DOUBLE, 8, "double"},
-		{BSONR_OBJECTID, 12, "ObjectId"},
-		{BSONR_DATETIME, 8, "datetime"},
-		{BSONR_INT32, 4, "int32"},
-		{BSONR_TIMESTAMP, 8, "timestamp"},
-		{BSONR_INT64, 8, "int64"},
-		{BSONR_DECIMAL128, 16, "decimal128"},
+		{BSON_TYPE_DOUBLE, 8, "double"},
+		{BSON_TYPE_OBJECTID, 12, "ObjectId"},
+		{BSON_TYPE_DATETIME, 8, "datetime"},
+		{BSON_TYPE_INT32, 4, "int32"},
+		{BSON_TYPE_TIMESTAMP, 8, "timestamp"},
+		{BSON_TYPE_INT64, 8, "int64"},
+		{BSON_TYPE_DECIMAL128, 16, "decimal128"},
 	};
 	static const uint8_t zeros[16] = {0};
-	static const uint8_t empty_types[] = {BSONR_UNDEFINED, BSONR_NULL, BSONR_MINKEY, BSONR_MAXKEY};
+	static const uint8_t empty_types[] = {BSON_TYPE_UNDEFINED, BSON_TYPE_NULL, BSON_TYPE_MINKEY, BSON_TYPE_MAXKEY};
 	Buf			b;
 
 	for (size_t t = 0; t < sizeof(fixed) / sizeof(fixed[0]); t++)
@@ -898,7 +898,7 @@ test_nesting(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "d");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "d");
 	v = b.n;
 	b_i32(&b, 40);
 	b_close(&b);
@@ -907,7 +907,7 @@ test_nesting(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_ARRAY, "a");
+	b_elem(&b, BSON_TYPE_ARRAY, "a");
 	v = b.n;
 	b_i32(&b, 4);
 	b_u8(&b, 0);
@@ -916,7 +916,7 @@ test_nesting(void)
 
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_ARRAY, "a");
+	b_elem(&b, BSON_TYPE_ARRAY, "a");
 	v = b.n;
 	b_raw(&b, "\x05\0", 2);
 	b_close(&b);
@@ -925,7 +925,7 @@ test_nesting(void)
 	/* the inner document's NUL is missing: its length takes the parent's */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "d");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "d");
 	v = b.n;
 	b_i32(&b, 6);
 	b_u8(&b, 0);
@@ -937,7 +937,7 @@ test_nesting(void)
 	/* the inner document ends where it says but the parent runs on */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "d");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "d");
 	b_open(&b);
 	b_close(&b);
 	v = b.n;
@@ -949,11 +949,11 @@ test_nesting(void)
 	/* depth limits: 3 levels below the top */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "a");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "a");
 	b_open(&b);
-	b_elem(&b, BSONR_ARRAY, "b");
+	b_elem(&b, BSON_TYPE_ARRAY, "b");
 	b_open(&b);
-	b_elem(&b, BSONR_CODE_W_SCOPE, "0");
+	b_elem(&b, BSON_TYPE_CODE_W_SCOPE, "0");
 	v = b.n;
 	b_cws_empty_scope(&b, "f");
 	b_close(&b);
@@ -997,20 +997,20 @@ test_enter_hook(void)
 	/* {a: {b: [ {}, {} ]}, c: {}} : 6 documents, deepest 3 */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "a");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "a");
 	b_open(&b);
-	b_elem(&b, BSONR_ARRAY, "b");
+	b_elem(&b, BSON_TYPE_ARRAY, "b");
 	b_open(&b);
-	b_elem(&b, BSONR_DOCUMENT, "0");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "0");
 	at2 = b.n;
 	b_open(&b);
 	b_close(&b);
-	b_elem(&b, BSONR_DOCUMENT, "1");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "1");
 	b_open(&b);
 	b_close(&b);
 	b_close(&b);
 	b_close(&b);
-	b_elem(&b, BSONR_DOCUMENT, "c");
+	b_elem(&b, BSON_TYPE_DOCUMENT, "c");
 	b_open(&b);
 	b_close(&b);
 	b_close(&b);
@@ -1041,7 +1041,7 @@ test_enter_hook(void)
 		b_open(&deep);
 		for (int i = 0; i < 500; i++)
 		{
-			b_elem(&deep, BSONR_DOCUMENT, "d");
+			b_elem(&deep, BSON_TYPE_DOCUMENT, "d");
 			if (i == 200)
 				at201 = deep.n;
 			b_open(&deep);
@@ -1069,70 +1069,70 @@ build_all_types(Buf *b, size_t *starts, int *nstarts)
 
 	b_reset(b);
 	b_open(b);
-	starts[n++] = b_elem(b, BSONR_DOUBLE, "double");
+	starts[n++] = b_elem(b, BSON_TYPE_DOUBLE, "double");
 	b_i64(b, INT64_C(0x4004000000000000));	/* 2.5 */
-	starts[n++] = b_elem(b, BSONR_STRING, "string");
+	starts[n++] = b_elem(b, BSON_TYPE_STRING, "string");
 	b_str_n(b, "s\0\xC3\xA9", 4);
-	starts[n++] = b_elem(b, BSONR_DOCUMENT, "document");
+	starts[n++] = b_elem(b, BSON_TYPE_DOCUMENT, "document");
 	b_open(b);
-	b_elem(b, BSONR_INT32, "x");
+	b_elem(b, BSON_TYPE_INT32, "x");
 	b_i32(b, 7);
 	b_close(b);
-	starts[n++] = b_elem(b, BSONR_ARRAY, "array");
+	starts[n++] = b_elem(b, BSON_TYPE_ARRAY, "array");
 	b_open(b);
-	b_elem(b, BSONR_INT64, "0");
+	b_elem(b, BSON_TYPE_INT64, "0");
 	b_i64(b, -9);
-	b_elem(b, BSONR_STRING, "1");
+	b_elem(b, BSON_TYPE_STRING, "1");
 	b_str(b, "");
 	b_close(b);
-	starts[n++] = b_elem(b, BSONR_BINARY, "binary");
+	starts[n++] = b_elem(b, BSON_TYPE_BINARY, "binary");
 	b_i32(b, 2);
 	b_u8(b, 0x80);
 	b_raw(b, "\x01\x02", 2);
-	starts[n++] = b_elem(b, BSONR_BINARY, "old");
+	starts[n++] = b_elem(b, BSON_TYPE_BINARY, "old");
 	b_i32(b, 5);
 	b_u8(b, 2);
 	b_i32(b, 1);
 	b_raw(b, "\x03", 1);
-	starts[n++] = b_elem(b, BSONR_UNDEFINED, "undefined");
-	starts[n++] = b_elem(b, BSONR_OBJECTID, "oid");
+	starts[n++] = b_elem(b, BSON_TYPE_UNDEFINED, "undefined");
+	starts[n++] = b_elem(b, BSON_TYPE_OBJECTID, "oid");
 	b_raw(b, test_oid, 12);
-	starts[n++] = b_elem(b, BSONR_BOOL, "bool");
+	starts[n++] = b_elem(b, BSON_TYPE_BOOL, "bool");
 	b_u8(b, 1);
-	starts[n++] = b_elem(b, BSONR_DATETIME, "date");
+	starts[n++] = b_elem(b, BSON_TYPE_DATETIME, "date");
 	b_i64(b, INT64_C(1709210096789));
-	starts[n++] = b_elem(b, BSONR_NULL, "null");
-	starts[n++] = b_elem(b, BSONR_REGEX, "regex");
+	starts[n++] = b_elem(b, BSON_TYPE_NULL, "null");
+	starts[n++] = b_elem(b, BSON_TYPE_REGEX, "regex");
 	b_cstr(b, "ab+");
 	b_cstr(b, "i");
-	starts[n++] = b_elem(b, BSONR_DBPOINTER, "dbpointer");
+	starts[n++] = b_elem(b, BSON_TYPE_DBPOINTER, "dbpointer");
 	b_str(b, "d.c");
 	b_raw(b, test_oid, 12);
-	starts[n++] = b_elem(b, BSONR_CODE, "code");
+	starts[n++] = b_elem(b, BSON_TYPE_CODE, "code");
 	b_str(b, "x()");
-	starts[n++] = b_elem(b, BSONR_SYMBOL, "symbol");
+	starts[n++] = b_elem(b, BSON_TYPE_SYMBOL, "symbol");
 	b_str(b, "y");
-	starts[n++] = b_elem(b, BSONR_CODE_W_SCOPE, "cws");
+	starts[n++] = b_elem(b, BSON_TYPE_CODE_W_SCOPE, "cws");
 	at = b->n;
 	b_i32(b, 0);
 	b_str(b, "z");
 	b_open(b);
-	b_elem(b, BSONR_BOOL, "b");
+	b_elem(b, BSON_TYPE_BOOL, "b");
 	b_u8(b, 0);
 	b_close(b);
 	b_put_u32(b, at, (uint32_t) (b->n - at));
-	starts[n++] = b_elem(b, BSONR_INT32, "int32");
+	starts[n++] = b_elem(b, BSON_TYPE_INT32, "int32");
 	b_i32(b, -5);
-	starts[n++] = b_elem(b, BSONR_TIMESTAMP, "timestamp");
+	starts[n++] = b_elem(b, BSON_TYPE_TIMESTAMP, "timestamp");
 	b_i32(b, 3);				/* increment */
 	b_i32(b, 4);				/* seconds */
-	starts[n++] = b_elem(b, BSONR_INT64, "int64");
+	starts[n++] = b_elem(b, BSON_TYPE_INT64, "int64");
 	b_i64(b, INT64_C(1) << 33);
-	starts[n++] = b_elem(b, BSONR_DECIMAL128, "decimal128");
+	starts[n++] = b_elem(b, BSON_TYPE_DECIMAL128, "decimal128");
 	b_i64(b, 15);				/* -1.5E-10: 15 * 10^-11 */
 	b_i64(b, (int64_t) UINT64_C(0xB02A000000000000));
-	starts[n++] = b_elem(b, BSONR_MINKEY, "minkey");
-	starts[n++] = b_elem(b, BSONR_MAXKEY, "maxkey");
+	starts[n++] = b_elem(b, BSON_TYPE_MINKEY, "minkey");
+	starts[n++] = b_elem(b, BSON_TYPE_MAXKEY, "maxkey");
 	starts[n] = b->n;			/* where the final NUL goes */
 	b_close(b);
 	*nstarts = n;
@@ -1163,10 +1163,10 @@ test_all_types(void)
 		count++;
 		switch (it.type)
 		{
-			case BSONR_DOUBLE:
+			case BSON_TYPE_DOUBLE:
 				CHECK("double", bson_iter_double(&it) == 2.5);
 				break;
-			case BSONR_STRING:
+			case BSON_TYPE_STRING:
 				{
 					size_t		len;
 					const char *s = bson_iter_utf8(&it, &len);
@@ -1174,30 +1174,30 @@ test_all_types(void)
 					CHECK("string", len == 4 && memcmp(s, "s\0\xC3\xA9", 5) == 0);
 					break;
 				}
-			case BSONR_DOCUMENT:
+			case BSON_TYPE_DOCUMENT:
 				{
 					BsonIter	in;
 
 					bson_iter_init(&in, it.value);
-					CHECK("document", bson_iter_next(&in) && in.type == BSONR_INT32 &&
+					CHECK("document", bson_iter_next(&in) && in.type == BSON_TYPE_INT32 &&
 						  strcmp(in.key, "x") == 0 && bson_iter_int32(&in) == 7 &&
 						  !bson_iter_next(&in));
 					break;
 				}
-			case BSONR_ARRAY:
+			case BSON_TYPE_ARRAY:
 				{
 					BsonIter	in;
 					size_t		len;
 
 					bson_iter_init(&in, it.value);
-					CHECK("array 0", bson_iter_next(&in) && in.type == BSONR_INT64 &&
+					CHECK("array 0", bson_iter_next(&in) && in.type == BSON_TYPE_INT64 &&
 						  strcmp(in.key, "0") == 0 && bson_iter_int64(&in) == -9);
-					CHECK("array 1", bson_iter_next(&in) && in.type == BSONR_STRING &&
+					CHECK("array 1", bson_iter_next(&in) && in.type == BSON_TYPE_STRING &&
 						  strcmp(in.key, "1") == 0 && bson_iter_utf8(&in, &len) != NULL && len == 0);
 					CHECK("array end", !bson_iter_next(&in) && !bson_iter_next(&in));
 					break;
 				}
-			case BSONR_BINARY:
+			case BSON_TYPE_BINARY:
 				{
 					uint8_t		subtype;
 					size_t		len;
@@ -1210,16 +1210,16 @@ test_all_types(void)
 							  subtype == 2 && len == 1 && p[0] == 3 && p == it.value + 9);
 					break;
 				}
-			case BSONR_OBJECTID:
+			case BSON_TYPE_OBJECTID:
 				CHECK("objectid", memcmp(it.value, test_oid, 12) == 0);
 				break;
-			case BSONR_BOOL:
+			case BSON_TYPE_BOOL:
 				CHECK("bool", it.value[0] == 1);
 				break;
-			case BSONR_DATETIME:
+			case BSON_TYPE_DATETIME:
 				CHECK("datetime", bson_iter_int64(&it) == INT64_C(1709210096789));
 				break;
-			case BSONR_REGEX:
+			case BSON_TYPE_REGEX:
 				{
 					const char *pattern;
 					const char *options;
@@ -1228,7 +1228,7 @@ test_all_types(void)
 					CHECK("regex", strcmp(pattern, "ab+") == 0 && strcmp(options, "i") == 0);
 					break;
 				}
-			case BSONR_DBPOINTER:
+			case BSON_TYPE_DBPOINTER:
 				{
 					size_t		len;
 					const uint8_t *oid;
@@ -1238,17 +1238,17 @@ test_all_types(void)
 						  memcmp(oid, test_oid, 12) == 0);
 					break;
 				}
-			case BSONR_CODE:
-			case BSONR_SYMBOL:
+			case BSON_TYPE_CODE:
+			case BSON_TYPE_SYMBOL:
 				{
 					size_t		len;
 					const char *s = bson_iter_utf8(&it, &len);
 
-					CHECK("code, symbol", it.type == BSONR_CODE ?
+					CHECK("code, symbol", it.type == BSON_TYPE_CODE ?
 						  (len == 3 && strcmp(s, "x()") == 0) : (len == 1 && strcmp(s, "y") == 0));
 					break;
 				}
-			case BSONR_CODE_W_SCOPE:
+			case BSON_TYPE_CODE_W_SCOPE:
 				{
 					size_t		len;
 					const uint8_t *scope;
@@ -1259,14 +1259,14 @@ test_all_types(void)
 					CHECK("code with scope: scope ends with the element",
 						  scope + bsonr_u32(scope) == it.value + bsonr_u32(it.value));
 					bson_iter_init(&in, scope);
-					CHECK("code with scope: scope", bson_iter_next(&in) && in.type == BSONR_BOOL &&
+					CHECK("code with scope: scope", bson_iter_next(&in) && in.type == BSON_TYPE_BOOL &&
 						  strcmp(in.key, "b") == 0 && in.value[0] == 0 && !bson_iter_next(&in));
 					break;
 				}
-			case BSONR_INT32:
+			case BSON_TYPE_INT32:
 				CHECK("int32", bson_iter_int32(&it) == -5);
 				break;
-			case BSONR_TIMESTAMP:
+			case BSON_TYPE_TIMESTAMP:
 				{
 					uint32_t	t;
 					uint32_t	i;
@@ -1275,10 +1275,10 @@ test_all_types(void)
 					CHECK("timestamp", t == 4 && i == 3);
 					break;
 				}
-			case BSONR_INT64:
+			case BSON_TYPE_INT64:
 				CHECK("int64", bson_iter_int64(&it) == INT64_C(1) << 33);
 				break;
-			case BSONR_DECIMAL128:
+			case BSON_TYPE_DECIMAL128:
 				{
 					uint64_t	low;
 					uint64_t	high;
@@ -1290,10 +1290,10 @@ test_all_types(void)
 						  strcmp(text, "-1.5E-10") == 0);
 					break;
 				}
-			case BSONR_UNDEFINED:
-			case BSONR_NULL:
-			case BSONR_MINKEY:
-			case BSONR_MAXKEY:
+			case BSON_TYPE_UNDEFINED:
+			case BSON_TYPE_NULL:
+			case BSON_TYPE_MINKEY:
+			case BSON_TYPE_MAXKEY:
 				CHECK("empty values", bson_value_size(it.type, it.value) == 0);
 				break;
 			default:
@@ -1329,7 +1329,7 @@ test_all_types(void)
 		char		detail[128] = "";
 		static Buf	cut;
 
-		for (size_t k = BSONR_MIN_DOCUMENT; k < b.n && all; k++)
+		for (size_t k = BSON_MIN_DOCUMENT_SIZE; k < b.n && all; k++)
 		{
 			bool		boundary = false;
 			bool		ok;
@@ -1360,7 +1360,7 @@ test_document_length(void)
 	/* a stream of two documents */
 	b_reset(&b);
 	b_open(&b);
-	b_elem(&b, BSONR_INT32, "a");
+	b_elem(&b, BSON_TYPE_INT32, "a");
 	b_i32(&b, 1);
 	b_close(&b);
 	b_open(&b);

@@ -1,6 +1,6 @@
 /*
- * test_extjson_values.c
- *		Standalone unit test of src/extjson_values.c (no server needed).
+ * test_extjson_scalars.c
+ *		Standalone unit test of src/extjson_scalars.c (no server needed).
  *
  * Run with `make -C test/unit check`.  Prints each failure, then a last line
  * "unit: N passed, M failed", and exits non-zero if anything failed.
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extjson_values.h"
+#include "extjson_scalars.h"
 #include "unit_harness.h"
 
 static const char *show(const char *s, size_t len);

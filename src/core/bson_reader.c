@@ -162,48 +162,48 @@ check_value(Validator *v, uint8_t type, const uint8_t *elem, const uint8_t *p,
 
 	switch (type)
 	{
-		case BSONR_DOUBLE:
-		case BSONR_DATETIME:
-		case BSONR_TIMESTAMP:
-		case BSONR_INT64:
+		case BSON_TYPE_DOUBLE:
+		case BSON_TYPE_DATETIME:
+		case BSON_TYPE_TIMESTAMP:
+		case BSON_TYPE_INT64:
 			need = 8;
 			break;
-		case BSONR_INT32:
+		case BSON_TYPE_INT32:
 			need = 4;
 			break;
-		case BSONR_OBJECTID:
+		case BSON_TYPE_OBJECTID:
 			need = 12;
 			break;
-		case BSONR_DECIMAL128:
+		case BSON_TYPE_DECIMAL128:
 			need = 16;
 			break;
-		case BSONR_UNDEFINED:
-		case BSONR_NULL:
-		case BSONR_MINKEY:
-		case BSONR_MAXKEY:
+		case BSON_TYPE_UNDEFINED:
+		case BSON_TYPE_NULL:
+		case BSON_TYPE_MINKEY:
+		case BSON_TYPE_MAXKEY:
 			need = 0;
 			break;
-		case BSONR_BOOL:
+		case BSON_TYPE_BOOL:
 			if (room < 1)
 				return fail(v, p, "boolean value is truncated");
 			if (p[0] > 1)
 				return fail(v, p, "boolean value is %u, not 0 or 1", (unsigned) p[0]);
 			*size = 1;
 			return true;
-		case BSONR_STRING:
+		case BSON_TYPE_STRING:
 			return check_string(v, p, room, "string", size);
-		case BSONR_CODE:
+		case BSON_TYPE_CODE:
 			return check_string(v, p, room, "JavaScript code", size);
-		case BSONR_SYMBOL:
+		case BSON_TYPE_SYMBOL:
 			return check_string(v, p, room, "symbol", size);
-		case BSONR_DOCUMENT:
-		case BSONR_ARRAY:
+		case BSON_TYPE_DOCUMENT:
+		case BSON_TYPE_ARRAY:
 			if (!check_document(v, p, room, depth + 1,
-								type == BSONR_ARRAY ? "array" : "embedded document"))
+								type == BSON_TYPE_ARRAY ? "array" : "embedded document"))
 				return false;
 			*size = bsonr_u32(p);
 			return true;
-		case BSONR_BINARY:
+		case BSON_TYPE_BINARY:
 			{
 				int32_t		blen;
 
@@ -227,7 +227,7 @@ check_value(Validator *v, uint8_t type, const uint8_t *elem, const uint8_t *p,
 				*size = 5 + (size_t) blen;
 				return true;
 			}
-		case BSONR_REGEX:
+		case BSON_TYPE_REGEX:
 			{
 				size_t		pattern;
 				size_t		options;
@@ -238,7 +238,7 @@ check_value(Validator *v, uint8_t type, const uint8_t *elem, const uint8_t *p,
 				*size = pattern + options;
 				return true;
 			}
-		case BSONR_DBPOINTER:
+		case BSON_TYPE_DBPOINTER:
 			{
 				size_t		ns;
 
@@ -249,7 +249,7 @@ check_value(Validator *v, uint8_t type, const uint8_t *elem, const uint8_t *p,
 				*size = ns + 12;
 				return true;
 			}
-		case BSONR_CODE_W_SCOPE:
+		case BSON_TYPE_CODE_W_SCOPE:
 			{
 				int32_t		total;
 				size_t		code;
@@ -295,7 +295,7 @@ check_document(Validator *v, const uint8_t *p, size_t avail, int depth,
 	if (avail < 4)
 		return fail(v, p, "%s length is truncated: %zu of 4 bytes left", what, avail);
 	len = (int32_t) bsonr_u32(p);
-	if (len < BSONR_MIN_DOCUMENT)
+	if (len < BSON_MIN_DOCUMENT_SIZE)
 		return fail(v, p, "%s length %d is less than 5", what, (int) len);
 	if ((size_t) len > avail)
 		return fail(v, p, "%s length %d exceeds the %zu bytes available", what, (int) len, avail);
@@ -320,8 +320,8 @@ check_document(Validator *v, const uint8_t *p, size_t avail, int depth,
 		if (v->limits && v->limits->tick && (++v->elements % BSONR_TICK) == 0)
 			v->limits->tick(v->limits->arg);
 		/* the type first: a stray byte reads better as a type than as a key */
-		if (!(elem[0] >= BSONR_DOUBLE && elem[0] <= BSONR_DECIMAL128) &&
-			elem[0] != BSONR_MINKEY && elem[0] != BSONR_MAXKEY)
+		if (!(elem[0] >= BSON_TYPE_DOUBLE && elem[0] <= BSON_TYPE_DECIMAL128) &&
+			elem[0] != BSON_TYPE_MINKEY && elem[0] != BSON_TYPE_MAXKEY)
 			return fail(v, elem, "unknown element type 0x%02x", (unsigned) elem[0]);
 		if (!check_cstring(v, q + 1, end, "key", &keysize))
 			return false;
@@ -339,7 +339,7 @@ bson_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
 {
 	Validator	v = {data, limits, err, 0};
 
-	if (len < BSONR_MIN_DOCUMENT)
+	if (len < BSON_MIN_DOCUMENT_SIZE)
 		return fail(&v, data, "input is %zu bytes long, and a BSON document has at least 5", len);
 	if (!check_document(&v, data, len, 0, "document"))
 		return false;
@@ -362,7 +362,7 @@ bson_document_length(const uint8_t *data, size_t len, BsonReadError *err)
 		return 0;
 	}
 	doclen = (int32_t) bsonr_u32(data);
-	if (doclen < BSONR_MIN_DOCUMENT)
+	if (doclen < BSON_MIN_DOCUMENT_SIZE)
 	{
 		fail(&v, data, "document length %d is less than 5", (int) doclen);
 		return 0;
@@ -380,36 +380,36 @@ bson_value_size(uint8_t type, const uint8_t *v)
 {
 	switch (type)
 	{
-		case BSONR_DOUBLE:
-		case BSONR_DATETIME:
-		case BSONR_TIMESTAMP:
-		case BSONR_INT64:
+		case BSON_TYPE_DOUBLE:
+		case BSON_TYPE_DATETIME:
+		case BSON_TYPE_TIMESTAMP:
+		case BSON_TYPE_INT64:
 			return 8;
-		case BSONR_INT32:
+		case BSON_TYPE_INT32:
 			return 4;
-		case BSONR_OBJECTID:
+		case BSON_TYPE_OBJECTID:
 			return 12;
-		case BSONR_DECIMAL128:
+		case BSON_TYPE_DECIMAL128:
 			return 16;
-		case BSONR_BOOL:
+		case BSON_TYPE_BOOL:
 			return 1;
-		case BSONR_STRING:
-		case BSONR_CODE:
-		case BSONR_SYMBOL:
+		case BSON_TYPE_STRING:
+		case BSON_TYPE_CODE:
+		case BSON_TYPE_SYMBOL:
 			return 4 + bsonr_u32(v);
-		case BSONR_DOCUMENT:
-		case BSONR_ARRAY:
-		case BSONR_CODE_W_SCOPE:
+		case BSON_TYPE_DOCUMENT:
+		case BSON_TYPE_ARRAY:
+		case BSON_TYPE_CODE_W_SCOPE:
 			return bsonr_u32(v);
-		case BSONR_BINARY:
+		case BSON_TYPE_BINARY:
 			return 5 + bsonr_u32(v);
-		case BSONR_REGEX:
+		case BSON_TYPE_REGEX:
 			{
 				size_t		pattern = strlen((const char *) v) + 1;
 
 				return pattern + strlen((const char *) v + pattern) + 1;
 			}
-		case BSONR_DBPOINTER:
+		case BSON_TYPE_DBPOINTER:
 			return 4 + bsonr_u32(v) + 12;
 		default:				/* undefined, null, minkey, maxkey */
 			return 0;

@@ -1,5 +1,5 @@
 /*
- * bson_record.c
+ * record_to_bson.c
  *		Typed rows -> BSON: each column as its native BSON type.
  *
  * The catalogs are read once per query: for the row type, each column's
@@ -17,7 +17,7 @@
  * arrays (nested per dimension); composites -> embedded documents; anything
  * else -> string from the type's output function.
  */
-#include "bson_record.h"
+#include "record_to_bson.h"
 
 #include "access/htup_details.h"
 #include "access/tupdesc.h"
@@ -34,9 +34,9 @@
 #include "utils/typcache.h"
 #include "utils/uuid.h"
 
-#include "bson_json.h"
-#include "bson_jsonb.h"
-#include "bson_numeric.h"
+#include "json_to_bson.h"
+#include "jsonb_to_bson.h"
+#include "numeric_to_bson.h"
 
 typedef enum ValueKind
 {

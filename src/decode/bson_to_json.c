@@ -19,7 +19,7 @@
 #include "utils/memutils.h"
 
 #include "bson_encoding.h"
-#include "bson_read.h"
+#include "bson_decode.h"
 
 /*
  * The output: a StringInfo written through a cursor, so that each piece is
@@ -38,7 +38,7 @@ typedef struct JsonWriter
 } JsonWriter;
 
 static void write_document(JsonWriter *jw, const uint8 *doc, bool array,
-						   const BsonReadPath *parent);
+						   const BsonDecodePath *parent);
 
 static pg_noinline void
 jw_grow(JsonWriter *jw, size_t need)
@@ -181,7 +181,7 @@ append_escaped(JsonWriter *jw, const char *s, size_t len)
 
 /* A UTF-8 string from the document as a JSON string, NULs as \u0000 */
 static void
-append_string(JsonWriter *jw, const char *s, size_t len, const BsonReadPath *path,
+append_string(JsonWriter *jw, const char *s, size_t len, const BsonDecodePath *path,
 			  bool is_key)
 {
 	jw_char(jw, '"');
@@ -219,7 +219,7 @@ append_string(JsonWriter *jw, const char *s, size_t len, const BsonReadPath *pat
 
 				if (nul)
 					piece = (size_t) (nul - (s + off));
-				text = bson_read_to_server(s + off, piece, &outlen, path, is_key, off);
+				text = bson_decode_to_server(s + off, piece, &outlen, path, is_key, off);
 				append_escaped(jw, text, outlen);
 				if (text != s + off)
 					pfree((void *) text);
@@ -280,14 +280,14 @@ append_double(JsonWriter *jw, double d)
 }
 
 static void
-write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
+write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 {
 	switch (it->type)
 	{
-		case BSONR_DOUBLE:
+		case BSON_TYPE_DOUBLE:
 			append_double(jw, bson_iter_double(it));
 			break;
-		case BSONR_STRING:
+		case BSON_TYPE_STRING:
 			{
 				size_t		len;
 				const char *s = bson_iter_utf8(it, &len);
@@ -295,11 +295,11 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				append_string(jw, s, len, path, false);
 				break;
 			}
-		case BSONR_DOCUMENT:
-		case BSONR_ARRAY:
-			write_document(jw, it->value, it->type == BSONR_ARRAY, path);
+		case BSON_TYPE_DOCUMENT:
+		case BSON_TYPE_ARRAY:
+			write_document(jw, it->value, it->type == BSON_TYPE_ARRAY, path);
 			break;
-		case BSONR_BINARY:
+		case BSON_TYPE_BINARY:
 			{
 				uint8_t		subtype;
 				size_t		len;
@@ -323,10 +323,10 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				jw_literal(jw, "\"}}");
 				break;
 			}
-		case BSONR_UNDEFINED:
+		case BSON_TYPE_UNDEFINED:
 			jw_literal(jw, "{\"$undefined\": true}");
 			break;
-		case BSONR_OBJECTID:
+		case BSON_TYPE_OBJECTID:
 			{
 				char		hex[25];
 
@@ -334,13 +334,13 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				append_wrapped_text(jw, "$oid", hex);
 				break;
 			}
-		case BSONR_BOOL:
+		case BSON_TYPE_BOOL:
 			if (it->value[0])
 				jw_literal(jw, "true");
 			else
 				jw_literal(jw, "false");
 			break;
-		case BSONR_DATETIME:
+		case BSON_TYPE_DATETIME:
 			{
 				int64		ms = bson_iter_int64(it);
 				char		iso[BSONR_ISO8601_STRING];
@@ -355,10 +355,10 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				}
 				break;
 			}
-		case BSONR_NULL:
+		case BSON_TYPE_NULL:
 			jw_literal(jw, "null");
 			break;
-		case BSONR_REGEX:
+		case BSON_TYPE_REGEX:
 			{
 				const char *pattern;
 				const char *options;
@@ -375,7 +375,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				pfree(sorted);
 				break;
 			}
-		case BSONR_DBPOINTER:
+		case BSON_TYPE_DBPOINTER:
 			{
 				size_t		len;
 				const uint8 *oid;
@@ -390,13 +390,13 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				jw_literal(jw, "}}");
 				break;
 			}
-		case BSONR_CODE:
-		case BSONR_SYMBOL:
+		case BSON_TYPE_CODE:
+		case BSON_TYPE_SYMBOL:
 			{
 				size_t		len;
 				const char *s = bson_iter_utf8(it, &len);
 
-				if (it->type == BSONR_CODE)
+				if (it->type == BSON_TYPE_CODE)
 					jw_literal(jw, "{\"$code\": ");
 				else
 					jw_literal(jw, "{\"$symbol\": ");
@@ -404,7 +404,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				jw_char(jw, '}');
 				break;
 			}
-		case BSONR_CODE_W_SCOPE:
+		case BSON_TYPE_CODE_W_SCOPE:
 			{
 				size_t		len;
 				const uint8 *scope;
@@ -417,13 +417,13 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				jw_char(jw, '}');
 				break;
 			}
-		case BSONR_INT32:
+		case BSON_TYPE_INT32:
 			if (jw->canonical)
 				append_quoted_int64(jw, "$numberInt", bson_iter_int32(it));
 			else
 				append_int64(jw, bson_iter_int32(it));
 			break;
-		case BSONR_TIMESTAMP:
+		case BSON_TYPE_TIMESTAMP:
 			{
 				uint32_t	t;
 				uint32_t	i;
@@ -436,13 +436,13 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				jw_literal(jw, "}}");
 				break;
 			}
-		case BSONR_INT64:
+		case BSON_TYPE_INT64:
 			if (jw->canonical)
 				append_quoted_int64(jw, "$numberLong", bson_iter_int64(it));
 			else
 				append_int64(jw, bson_iter_int64(it));
 			break;
-		case BSONR_DECIMAL128:
+		case BSON_TYPE_DECIMAL128:
 			{
 				uint64_t	low;
 				uint64_t	high;
@@ -453,10 +453,10 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 				append_wrapped_text(jw, "$numberDecimal", text);
 				break;
 			}
-		case BSONR_MINKEY:
+		case BSON_TYPE_MINKEY:
 			jw_literal(jw, "{\"$minKey\": 1}");
 			break;
-		case BSONR_MAXKEY:
+		case BSON_TYPE_MAXKEY:
 			jw_literal(jw, "{\"$maxKey\": 1}");
 			break;
 		default:
@@ -466,10 +466,10 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonReadPath *path)
 
 static void
 write_document(JsonWriter *jw, const uint8 *doc, bool array,
-			   const BsonReadPath *parent)
+			   const BsonDecodePath *parent)
 {
 	BsonIter	it;
-	BsonReadPath path = {parent, NULL, 0, array};
+	BsonDecodePath path = {parent, NULL, 0, array};
 	bool		first = true;
 
 	check_stack_depth();
@@ -500,7 +500,7 @@ bson_document_to_json(const uint8 *doc, size_t len, bool canonical)
 	StringInfoData out;
 	JsonWriter	jw;
 
-	bson_read_validate(doc, len, 0);
+	bson_decode_validate(doc, len, 0);
 
 	/* JSON text is typically a bit longer than its BSON */
 	initStringInfo(&out);

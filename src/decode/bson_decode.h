@@ -1,5 +1,5 @@
 /*
- * bson_read.h
+ * bson_decode.h
  *		What the BSON readers inside PostgreSQL share: validation that raises
  *		PostgreSQL errors, the path of the element being read (for error
  *		messages), UTF-8 to the server encoding, and the text of a double.
@@ -8,8 +8,8 @@
  * its glue.  The readers themselves: bson_to_jsonb.c (from_bson) and
  * bson_to_json.c (bson_to_json, Extended JSON v2 text).
  */
-#ifndef BSON_READ_H
-#define BSON_READ_H
+#ifndef BSON_DECODE_H
+#define BSON_DECODE_H
 
 #include "bson_compat.h"
 
@@ -23,25 +23,25 @@
  * the document's place in a stream) and the problem.  Nesting is bounded by
  * check_stack_depth().
  */
-extern void bson_read_validate(const uint8 *data, size_t len, size_t base_offset);
+extern void bson_decode_validate(const uint8 *data, size_t len, size_t base_offset);
 
 /* The same check, as a yes or no; never raises for bad bytes. */
-extern bool bson_read_is_valid(const uint8 *data, size_t len);
+extern bool bson_decode_is_valid(const uint8 *data, size_t len);
 
 /*
  * Where an element is, as a chain through the readers' C stacks: the key of
  * each level, or the index in an array.  Costs nothing until an error needs
  * it printed ("orders[2].at").
  */
-typedef struct BsonReadPath
+typedef struct BsonDecodePath
 {
-	const struct BsonReadPath *parent;
+	const struct BsonDecodePath *parent;
 	const char *key;			/* NULL for the top-level document */
 	size_t		keylen;
 	bool		in_array;		/* key is an array index */
-} BsonReadPath;
+} BsonDecodePath;
 
-extern void bson_read_path_text(const BsonReadPath *path, StringInfo out);
+extern void bson_decode_path_text(const BsonDecodePath *path, StringInfo out);
 
 /*
  * s[0..len), valid UTF-8 from a validated document, in the server encoding:
@@ -51,8 +51,8 @@ extern void bson_read_path_text(const BsonReadPath *path, StringInfo out);
  * value) and the byte offset, counted from at (where s starts in the whole
  * string).  s must not contain NUL.
  */
-extern const char *bson_read_to_server(const char *s, size_t len, size_t *outlen,
-									   const BsonReadPath *path, bool is_key,
+extern const char *bson_decode_to_server(const char *s, size_t len, size_t *outlen,
+									   const BsonDecodePath *path, bool is_key,
 									   size_t at);
 
 /*
@@ -78,4 +78,4 @@ extern int	bson_double_text(double d, BsonDoubleStyle style, char *out);
 /* Extended JSON regular-expression options: the stored ones, sorted (ASCII) */
 extern void bson_sorted_options(const char *options, char *out);
 
-#endif							/* BSON_READ_H */
+#endif							/* BSON_DECODE_H */

@@ -1,5 +1,5 @@
 /*
- * extjson_values.h
+ * extjson_scalars.h
  *		Parsers for the scalar strings of MongoDB Extended JSON v2.
  *
  * Extended JSON carries most non-JSON BSON values as strings inside wrapper
@@ -14,7 +14,7 @@
  * out-parameters.  On false the outputs are unspecified: the caller raises an
  * error and does not look at them.
  *
- * The grammars, in short (extjson_values.c has the reasons):
+ * The grammars, in short (extjson_scalars.c has the reasons):
  *
  *	oid			exactly 24 hex digits, either case
  *	uuid		8-4-4-4-12 hex digits with hyphens, 36 chars
@@ -29,8 +29,8 @@
  *	iso8601		YYYY-MM-DDTHH:MM:SS[.digits](Z|+HH:MM|-HH:MM|+HHMM|-HHMM),
  *				years 0000-9999, proleptic Gregorian, offset required
  */
-#ifndef EXTJSON_VALUES_H
-#define EXTJSON_VALUES_H
+#ifndef EXTJSON_SCALARS_H
+#define EXTJSON_SCALARS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -99,4 +99,4 @@ extjson_u128_mul10_add(uint64_t *hi, uint64_t *lo, unsigned digit)
 		(*hi)++;
 }
 
-#endif							/* EXTJSON_VALUES_H */
+#endif							/* EXTJSON_SCALARS_H */

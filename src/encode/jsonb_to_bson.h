@@ -1,9 +1,9 @@
 /*
- * bson_jsonb.h
+ * jsonb_to_bson.h
  *		jsonb -> BSON: a direct walk of the jsonb container format.
  */
-#ifndef BSON_JSONB_H
-#define BSON_JSONB_H
+#ifndef JSONB_TO_BSON_H
+#define JSONB_TO_BSON_H
 
 #include "bson_writer.h"
 
@@ -35,4 +35,4 @@ extern const char *bson_jsonb_root_type_name(const Jsonb *jb);
 #define BSON_ESTIMATE_FROM_JSONB(jsonb_size) \
 	((Size) (jsonb_size) + (Size) (jsonb_size) / 4 + 64)
 
-#endif							/* BSON_JSONB_H */
+#endif							/* JSONB_TO_BSON_H */

@@ -1,8 +1,8 @@
 /*
- * extjson_values.c
+ * extjson_scalars.c
  *		Parsers for the scalar strings of MongoDB Extended JSON v2.
  *
- * Deliberately free of PostgreSQL headers (see extjson_values.h): the same
+ * Deliberately free of PostgreSQL headers (see extjson_scalars.h): the same
  * file is compiled into the extension and into test/unit's standalone
  * program.  The inputs are not NUL-terminated, so nothing here looks for a
  * NUL in them; the one call into libc's number parsing (strtod, for
@@ -14,7 +14,7 @@
  * such as " 1", "+1" or "01" would silently give meaning to text that no
  * conforming encoder writes.
  */
-#include "extjson_values.h"
+#include "extjson_scalars.h"
 
 #include <math.h>
 #include <stdlib.h>

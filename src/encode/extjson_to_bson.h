@@ -1,16 +1,16 @@
 /*
- * bson_extjson.h
+ * extjson_to_bson.h
  *		MongoDB Extended JSON v2 wrappers ({"$oid": ...}, {"$date": ...}, ...)
  *		to native BSON types, for every JSON input path.
  *
- * The input walkers (jsonb in bson_jsonb.c, JSON text in bson_json.c) load a
+ * The input walkers (jsonb in jsonb_to_bson.c, JSON text in json_to_bson.c) load a
  * nested object that may be a wrapper into the small EjValue form below and
  * hand it here; this module decides whether it is a wrapper, validates it
  * and writes the BSON value.  Wrappers are tiny, so loading them costs
  * little; plain documents are never loaded, only located again.
  */
-#ifndef BSON_EXTJSON_H
-#define BSON_EXTJSON_H
+#ifndef EXTJSON_TO_BSON_H
+#define EXTJSON_TO_BSON_H
 
 #include "bson_writer.h"
 
@@ -135,4 +135,4 @@ extern bool bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
 extern bool bson_extjson_write(BsonExtJsonInput *in, char *type_at,
 							   const EjValue *obj);
 
-#endif							/* BSON_EXTJSON_H */
+#endif							/* EXTJSON_TO_BSON_H */

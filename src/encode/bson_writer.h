@@ -30,33 +30,12 @@
 
 #include "bson_compat.h"
 #include "bson_encoding.h"
+#include "bson_types.h"
 
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 #include "port/pg_bswap.h"
 
-/* Element types (bsonspec.org, version 1.1) */
-#define BSON_TYPE_DOUBLE		0x01
-#define BSON_TYPE_STRING		0x02
-#define BSON_TYPE_DOCUMENT		0x03
-#define BSON_TYPE_ARRAY			0x04
-#define BSON_TYPE_BINARY		0x05
-#define BSON_TYPE_UNDEFINED		0x06	/* deprecated */
-#define BSON_TYPE_OBJECTID		0x07
-#define BSON_TYPE_BOOL			0x08
-#define BSON_TYPE_DATETIME		0x09
-#define BSON_TYPE_NULL			0x0A
-#define BSON_TYPE_REGEX			0x0B
-#define BSON_TYPE_DBPOINTER		0x0C	/* deprecated */
-#define BSON_TYPE_CODE			0x0D
-#define BSON_TYPE_SYMBOL		0x0E	/* deprecated */
-#define BSON_TYPE_CODE_W_SCOPE	0x0F	/* deprecated */
-#define BSON_TYPE_INT32			0x10
-#define BSON_TYPE_TIMESTAMP		0x11
-#define BSON_TYPE_INT64			0x12
-#define BSON_TYPE_DECIMAL128	0x13
-#define BSON_TYPE_MINKEY		0xFF
-#define BSON_TYPE_MAXKEY		0x7F
 
 /*
  * Longest key or string, in bytes, that takes the basic-latin fast path.

@@ -1,5 +1,5 @@
 /*
- * bson_json.c
+ * json_to_bson.c
  *		JSON text -> BSON in one pass, keys in the order written.
  *
  * A recursive-descent reader of the json type's text that writes each
@@ -16,7 +16,7 @@
  * grammar again as it goes: a malformed text raises an error, never reads
  * past the end.
  */
-#include "bson_json.h"
+#include "json_to_bson.h"
 
 #include <ctype.h>
 
@@ -24,9 +24,9 @@
 #include "mb/pg_wchar.h"
 #include "port/pg_bitutils.h"
 
-#include "bson_extjson.h"
-#include "bson_numeric.h"
-#include "extjson_values.h"
+#include "extjson_to_bson.h"
+#include "numeric_to_bson.h"
+#include "extjson_scalars.h"
 
 typedef struct JsonText
 {

@@ -3,10 +3,10 @@
  *		SQL-callable functions of the bson_out extension.
  *
  * Each writing function here only unpacks its arguments, runs an input
- * walker (src/bson_jsonb.c, ...) into the shared writer (src/bson_writer.h)
+ * walker (src/encode/jsonb_to_bson.c, ...) into the shared writer (src/encode/bson_writer.h)
  * and returns the writer's buffer as the bytea result.  The reading
  * functions (from_bson, bson_to_json, bson_is_valid, bson_documents) hand
- * the bytes to the decoder (src/bson_reader.h), which validates all of a
+ * the bytes to the decoder (src/core/bson_reader.h), which validates all of a
  * document before anything is returned.
  */
 #include "postgres.h"
@@ -16,14 +16,14 @@
 #include "utils/guc.h"
 #include "utils/jsonb.h"
 
-#include "src/bson_compat.h"
-#include "src/bson_json.h"
-#include "src/bson_record.h"
-#include "src/bson_jsonb.h"
-#include "src/bson_read.h"
-#include "src/bson_to_json.h"
-#include "src/bson_to_jsonb.h"
-#include "src/bson_writer.h"
+#include "bson_compat.h"
+#include "json_to_bson.h"
+#include "record_to_bson.h"
+#include "jsonb_to_bson.h"
+#include "bson_decode.h"
+#include "bson_to_json.h"
+#include "bson_to_jsonb.h"
+#include "bson_writer.h"
 
 PG_MODULE_MAGIC;
 
@@ -194,7 +194,7 @@ bson_is_valid(PG_FUNCTION_ARGS)
 {
 	bytea	   *b = PG_GETARG_BYTEA_PP(0);
 
-	PG_RETURN_BOOL(bson_read_is_valid((const uint8 *) VARDATA_ANY(b),
+	PG_RETURN_BOOL(bson_decode_is_valid((const uint8 *) VARDATA_ANY(b),
 									  VARSIZE_ANY_EXHDR(b)));
 }
 
@@ -250,7 +250,7 @@ bson_documents(PG_FUNCTION_ARGS)
 						st->offset),
 				 errdetail("At byte offset %zu: %s; %zu complete documents came before it.",
 						   st->offset + err.offset, err.message, (size_t) funcctx->call_cntr)));
-	bson_read_validate(st->data + st->offset, doclen, st->offset);
+	bson_decode_validate(st->data + st->offset, doclen, st->offset);
 
 	result = palloc(VARHDRSZ + doclen);
 	SET_VARSIZE(result, VARHDRSZ + doclen);

@@ -1,5 +1,5 @@
 /*
- * bson_extjson.c
+ * extjson_to_bson.c
  *		MongoDB Extended JSON v2 wrappers to native BSON types.
  *
  * Follows MongoDB's Extended JSON v2 specification: canonical and relaxed
@@ -10,10 +10,10 @@
  * and the path; an object whose "$" keys are not wrapper keys (a DBRef
  * {"$ref", "$id"}, or {"$foo": 1}) is a plain document.
  */
-#include "bson_extjson.h"
+#include "extjson_to_bson.h"
 
-#include "bson_numeric.h"
-#include "extjson_values.h"
+#include "numeric_to_bson.h"
+#include "extjson_scalars.h"
 
 typedef enum WrapperKind
 {
@@ -726,7 +726,7 @@ bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 						   kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
 				if (!ej_integer(obj->fields[0].value, &one) || one != 1)
 					ej_error(in, obj, name, kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
-				*type_at = kind == W_MIN_KEY ? BSON_TYPE_MINKEY : BSON_TYPE_MAXKEY;
+				*type_at = (char) (kind == W_MIN_KEY ? BSON_TYPE_MINKEY : BSON_TYPE_MAXKEY);
 				break;
 			}
 		case W_UNDEFINED:

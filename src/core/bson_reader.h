@@ -22,34 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* BSON element types (bsonspec.org), as read */
-enum
-{
-	BSONR_DOUBLE = 0x01,
-	BSONR_STRING = 0x02,
-	BSONR_DOCUMENT = 0x03,
-	BSONR_ARRAY = 0x04,
-	BSONR_BINARY = 0x05,
-	BSONR_UNDEFINED = 0x06,
-	BSONR_OBJECTID = 0x07,
-	BSONR_BOOL = 0x08,
-	BSONR_DATETIME = 0x09,
-	BSONR_NULL = 0x0A,
-	BSONR_REGEX = 0x0B,
-	BSONR_DBPOINTER = 0x0C,
-	BSONR_CODE = 0x0D,
-	BSONR_SYMBOL = 0x0E,
-	BSONR_CODE_W_SCOPE = 0x0F,
-	BSONR_INT32 = 0x10,
-	BSONR_TIMESTAMP = 0x11,
-	BSONR_INT64 = 0x12,
-	BSONR_DECIMAL128 = 0x13,
-	BSONR_MAXKEY = 0x7F,
-	BSONR_MINKEY = 0xFF
-};
+#include "bson_types.h"
 
-/* The smallest document: a length and the terminating NUL */
-#define BSONR_MIN_DOCUMENT 5
 
 /* Why a document was rejected: where (byte offset from the start of the
  * input) and what, as a sentence fragment without a final period. */

@@ -1,9 +1,9 @@
 /*
- * bson_numeric.h
+ * numeric_to_bson.h
  *		PostgreSQL numeric -> BSON number, exactly.
  */
-#ifndef BSON_NUMERIC_H
-#define BSON_NUMERIC_H
+#ifndef NUMERIC_TO_BSON_H
+#define NUMERIC_TO_BSON_H
 
 #include "bson_compat.h"
 
@@ -163,4 +163,4 @@ extern double bson_strtod(const char *s, int len);
 extern void bson_numeric_shape(Numeric num, int *significant_digits,
 							   int *sci_exponent);
 
-#endif							/* BSON_NUMERIC_H */
+#endif							/* NUMERIC_TO_BSON_H */

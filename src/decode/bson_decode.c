@@ -1,9 +1,9 @@
 /*
- * bson_read.c
+ * bson_decode.c
  *		PostgreSQL glue for the BSON readers: errors, paths, encodings, and
  *		the text of doubles.
  */
-#include "bson_read.h"
+#include "bson_decode.h"
 
 #include <math.h>
 
@@ -35,7 +35,7 @@ enter_quiet(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
 }
 
 void
-bson_read_validate(const uint8 *data, size_t len, size_t base_offset)
+bson_decode_validate(const uint8 *data, size_t len, size_t base_offset)
 {
 	BsonReadLimits limits = {0, enter_checked, NULL, tick_interrupts};
 	BsonReadError err;
@@ -49,7 +49,7 @@ bson_read_validate(const uint8 *data, size_t len, size_t base_offset)
 }
 
 bool
-bson_read_is_valid(const uint8 *data, size_t len)
+bson_decode_is_valid(const uint8 *data, size_t len)
 {
 	BsonReadLimits limits = {0, enter_quiet, NULL, tick_interrupts};
 
@@ -111,19 +111,19 @@ append_key_text(StringInfo out, const char *key, size_t len)
 }
 
 void
-bson_read_path_text(const BsonReadPath *path, StringInfo out)
+bson_decode_path_text(const BsonDecodePath *path, StringInfo out)
 {
-	const BsonReadPath *chain[64];
+	const BsonDecodePath *chain[64];
 	int			n = 0;
 
 	/* the innermost 64 levels are plenty to find the element */
-	for (const BsonReadPath *p = path; p && p->key && n < (int) lengthof(chain); p = p->parent)
+	for (const BsonDecodePath *p = path; p && p->key && n < (int) lengthof(chain); p = p->parent)
 		chain[n++] = p;
 	if (n == (int) lengthof(chain))
 		appendStringInfoString(out, "...");
 	while (n-- > 0)
 	{
-		const BsonReadPath *p = chain[n];
+		const BsonDecodePath *p = chain[n];
 
 		if (p->in_array)
 		{
@@ -144,8 +144,8 @@ bson_read_path_text(const BsonReadPath *path, StringInfo out)
 }
 
 const char *
-bson_read_to_server(const char *s, size_t len, size_t *outlen,
-					const BsonReadPath *path, bool is_key, size_t at)
+bson_decode_to_server(const char *s, size_t len, size_t *outlen,
+					const BsonDecodePath *path, bool is_key, size_t at)
 {
 	const BsonEncoding *enc = bson_server_encoding();
 	char	   *converted;
@@ -164,7 +164,7 @@ bson_read_to_server(const char *s, size_t len, size_t *outlen,
 		int			charlen = pg_utf_mblen((const unsigned char *) s + bad);
 
 		initStringInfo(&where);
-		bson_read_path_text(path, &where);
+		bson_decode_path_text(path, &where);
 		ereport(ERROR,
 				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 				 errmsg("%s at %s has a character that \"%s\" cannot hold",

@@ -1,5 +1,5 @@
 /*
- * bson_numeric.c
+ * numeric_to_bson.c
  *		PostgreSQL numeric -> BSON number, exactly.
  *
  * Everything here reads the numeric's base-10000 digits directly (see
@@ -11,11 +11,11 @@
 #include <float.h>
 #include <math.h>
 
-#include "bson_numeric.h"
+#include "numeric_to_bson.h"
 #include "numeric_layout.h"
 #include "port/pg_bitutils.h"
 #include "pow10_table.h"
-#include "extjson_values.h"
+#include "extjson_scalars.h"
 #include "utils/float.h"
 
 /* decimal128 (IEEE 754-2008, binary integer decimal) limits */

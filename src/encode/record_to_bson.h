@@ -1,9 +1,9 @@
 /*
- * bson_record.h
+ * record_to_bson.h
  *		Typed rows -> BSON: each column as its native BSON type.
  */
-#ifndef BSON_RECORD_H
-#define BSON_RECORD_H
+#ifndef RECORD_TO_BSON_H
+#define RECORD_TO_BSON_H
 
 #include "bson_writer.h"
 
@@ -31,4 +31,4 @@ extern BsonRecordCache *bson_record_cache(BsonRecordCache *cache, Oid typid,
 extern void bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
 									  HeapTupleHeader row, bool omit_nulls);
 
-#endif							/* BSON_RECORD_H */
+#endif							/* RECORD_TO_BSON_H */

@@ -1,9 +1,9 @@
 /*
- * bson_json.h
+ * json_to_bson.h
  *		JSON text -> BSON in one pass, keys in the order written.
  */
-#ifndef BSON_JSON_H
-#define BSON_JSON_H
+#ifndef JSON_TO_BSON_H
+#define JSON_TO_BSON_H
 
 #include "bson_writer.h"
 
@@ -25,4 +25,4 @@ extern void bson_append_json_text_object(BsonWriter *w, const char *text, int le
  */
 extern void bson_write_json_value(BsonWriter *w, char *type_at, const char *text, int len);
 
-#endif							/* BSON_JSON_H */
+#endif							/* JSON_TO_BSON_H */

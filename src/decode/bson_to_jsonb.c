@@ -22,7 +22,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "bson_read.h"
+#include "bson_decode.h"
 
 typedef struct JsonbReader
 {
@@ -31,7 +31,7 @@ typedef struct JsonbReader
 } JsonbReader;
 
 static JsonbValue *push_document(JsonbReader *r, const uint8 *doc, bool array,
-								 const BsonReadPath *path);
+								 const BsonDecodePath *path);
 
 static inline void
 push_string(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len)
@@ -73,14 +73,14 @@ push_number_text(JsonbReader *r, JsonbIteratorToken token, const char *text)
 
 /* jsonb strings hold at most JENTRY_OFFLENMASK bytes (256 MB) */
 static void
-check_jsonb_length(size_t len, const BsonReadPath *path, bool is_key)
+check_jsonb_length(size_t len, const BsonDecodePath *path, bool is_key)
 {
 	StringInfoData where;
 
 	if (likely(len <= JENTRY_OFFLENMASK))
 		return;
 	initStringInfo(&where);
-	bson_read_path_text(path, &where);
+	bson_decode_path_text(path, &where);
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("%s at %s is too long for jsonb", is_key ? "key" : "string",
@@ -93,7 +93,7 @@ check_jsonb_length(size_t len, const BsonReadPath *path, bool is_key)
 /* A string value, in the server encoding; jsonb cannot hold NUL */
 static void
 push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
-		  const BsonReadPath *path)
+		  const BsonDecodePath *path)
 {
 	size_t		outlen;
 	const char *text;
@@ -103,7 +103,7 @@ push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
 		StringInfoData where;
 
 		initStringInfo(&where);
-		bson_read_path_text(path, &where);
+		bson_decode_path_text(path, &where);
 		ereport(ERROR,
 				(errcode(ERRCODE_UNTRANSLATABLE_CHARACTER),
 				 errmsg("string at %s contains a NUL character", where.data),
@@ -111,7 +111,7 @@ push_utf8(JsonbReader *r, JsonbIteratorToken token, const char *s, size_t len,
 				 errhint("Use bson_to_json, whose json text writes it as \\u0000.")));
 	}
 	check_jsonb_length(len, path, false);
-	text = bson_read_to_server(s, len, &outlen, path, false, 0);
+	text = bson_decode_to_server(s, len, &outlen, path, false, 0);
 	check_jsonb_length(outlen, path, false);
 	push_string(r, token, text, outlen);
 }
@@ -139,14 +139,14 @@ push_wrapper_int(JsonbReader *r, const char *key, int64 value)
 /* The value of the iterator's current element, as token (WJB_VALUE/ELEM) */
 static void
 push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
-		   const BsonReadPath *path)
+		   const BsonDecodePath *path)
 {
 	JsonbValue	v;
 	char		buf[BSON_DOUBLE_TEXT];
 
 	switch (it->type)
 	{
-		case BSONR_DOUBLE:
+		case BSON_TYPE_DOUBLE:
 			{
 				double		d = bson_iter_double(it);
 
@@ -164,7 +164,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				}
 				break;
 			}
-		case BSONR_STRING:
+		case BSON_TYPE_STRING:
 			{
 				size_t		len;
 				const char *s = bson_iter_utf8(it, &len);
@@ -172,11 +172,11 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				push_utf8(r, token, s, len, path);
 				break;
 			}
-		case BSONR_DOCUMENT:
-		case BSONR_ARRAY:
-			push_document(r, it->value, it->type == BSONR_ARRAY, path);
+		case BSON_TYPE_DOCUMENT:
+		case BSON_TYPE_ARRAY:
+			push_document(r, it->value, it->type == BSON_TYPE_ARRAY, path);
 			break;
-		case BSONR_BINARY:
+		case BSON_TYPE_BINARY:
 			{
 				uint8_t		subtype;
 				size_t		len;
@@ -201,7 +201,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_UNDEFINED:
+		case BSON_TYPE_UNDEFINED:
 			pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 			push_key(r, "$undefined");
 			v.type = jbvBool;
@@ -209,7 +209,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 			pushJsonbValue(&r->state, WJB_VALUE, &v);
 			pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 			break;
-		case BSONR_OBJECTID:
+		case BSON_TYPE_OBJECTID:
 			{
 				char	   *hex = palloc(25);
 
@@ -217,12 +217,12 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				push_wrapper_string(r, "$oid", hex, 24);
 				break;
 			}
-		case BSONR_BOOL:
+		case BSON_TYPE_BOOL:
 			v.type = jbvBool;
 			v.val.boolean = it->value[0] != 0;
 			pushJsonbValue(&r->state, token, &v);
 			break;
-		case BSONR_DATETIME:
+		case BSON_TYPE_DATETIME:
 			{
 				int64		ms = bson_iter_int64(it);
 				char	   *text = palloc(Max(BSONR_ISO8601_STRING, 24));
@@ -240,11 +240,11 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				}
 				break;
 			}
-		case BSONR_NULL:
+		case BSON_TYPE_NULL:
 			v.type = jbvNull;
 			pushJsonbValue(&r->state, token, &v);
 			break;
-		case BSONR_REGEX:
+		case BSON_TYPE_REGEX:
 			{
 				const char *pattern;
 				const char *options;
@@ -264,7 +264,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_DBPOINTER:
+		case BSON_TYPE_DBPOINTER:
 			{
 				size_t		len;
 				const uint8 *oid;
@@ -283,19 +283,19 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_CODE:
-		case BSONR_SYMBOL:
+		case BSON_TYPE_CODE:
+		case BSON_TYPE_SYMBOL:
 			{
 				size_t		len;
 				const char *s = bson_iter_utf8(it, &len);
 
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
-				push_key(r, it->type == BSONR_CODE ? "$code" : "$symbol");
+				push_key(r, it->type == BSON_TYPE_CODE ? "$code" : "$symbol");
 				push_utf8(r, WJB_VALUE, s, len, path);
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_CODE_W_SCOPE:
+		case BSON_TYPE_CODE_W_SCOPE:
 			{
 				size_t		len;
 				const uint8 *scope;
@@ -309,10 +309,10 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_INT32:
+		case BSON_TYPE_INT32:
 			push_numeric(r, token, int64_to_numeric(bson_iter_int32(it)));
 			break;
-		case BSONR_TIMESTAMP:
+		case BSON_TYPE_TIMESTAMP:
 			{
 				uint32_t	t;
 				uint32_t	i;
@@ -329,7 +329,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				pushJsonbValue(&r->state, WJB_END_OBJECT, NULL);
 				break;
 			}
-		case BSONR_INT64:
+		case BSON_TYPE_INT64:
 			{
 				int64		i = bson_iter_int64(it);
 
@@ -344,7 +344,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 					push_numeric(r, token, int64_to_numeric(i));
 				break;
 			}
-		case BSONR_DECIMAL128:
+		case BSON_TYPE_DECIMAL128:
 			{
 				uint64_t	low;
 				uint64_t	high;
@@ -356,10 +356,10 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				push_wrapper_string(r, "$numberDecimal", text, len);
 				break;
 			}
-		case BSONR_MINKEY:
+		case BSON_TYPE_MINKEY:
 			push_wrapper_int(r, "$minKey", 1);
 			break;
-		case BSONR_MAXKEY:
+		case BSON_TYPE_MAXKEY:
 			push_wrapper_int(r, "$maxKey", 1);
 			break;
 		default:
@@ -370,10 +370,10 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 /* A document (an object) or an array, at doc; the top level returns the root */
 static JsonbValue *
 push_document(JsonbReader *r, const uint8 *doc, bool array,
-			  const BsonReadPath *parent)
+			  const BsonDecodePath *parent)
 {
 	BsonIter	it;
-	BsonReadPath path = {parent, NULL, 0, array};
+	BsonDecodePath path = {parent, NULL, 0, array};
 
 	check_stack_depth();
 	pushJsonbValue(&r->state, array ? WJB_BEGIN_ARRAY : WJB_BEGIN_OBJECT, NULL);
@@ -390,7 +390,7 @@ push_document(JsonbReader *r, const uint8 *doc, bool array,
 			const char *key;
 
 			check_jsonb_length(it.keylen, &path, true);
-			key = bson_read_to_server(it.key, it.keylen, &keylen, &path, true, 0);
+			key = bson_decode_to_server(it.key, it.keylen, &keylen, &path, true, 0);
 			check_jsonb_length(keylen, &path, true);
 
 			push_string(r, WJB_KEY, key, keylen);
@@ -405,6 +405,6 @@ bson_document_to_jsonb(const uint8 *doc, size_t len)
 {
 	JsonbReader r = {NULL, 0};
 
-	bson_read_validate(doc, len, 0);
+	bson_decode_validate(doc, len, 0);
 	return JsonbValueToJsonb(push_document(&r, doc, false, NULL));
 }

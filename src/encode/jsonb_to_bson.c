@@ -1,5 +1,5 @@
 /*
- * bson_jsonb.c
+ * jsonb_to_bson.c
  *		jsonb -> BSON: a direct walk of the jsonb container format.
  *
  * Rather than JsonbIteratorNext (which pallocs per container and fills a
@@ -14,12 +14,12 @@
  *
  * Keys come out in jsonb's stored order: by length, then bytewise.
  */
-#include "bson_jsonb.h"
+#include "jsonb_to_bson.h"
 
 #include "miscadmin.h"
 
-#include "bson_extjson.h"
-#include "bson_numeric.h"
+#include "extjson_to_bson.h"
+#include "numeric_to_bson.h"
 
 static void append_container_elements(BsonWriter *w, const JsonbContainer *jc,
 									  BsonExtJsonInput *ej);

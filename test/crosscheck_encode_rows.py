@@ -32,7 +32,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from crosscheck_common import pg_error, shorten   # noqa: E402
 # jsonb numbers map as to_bson maps them: reuse its oracle
-from crosscheck import classify, pg_numeric_text   # noqa: E402
+from crosscheck_encode import classify, pg_numeric_text   # noqa: E402
 
 SCHEMA = "crosscheck_rows"
 EPOCH_ORD = dt.date(1970, 1, 1).toordinal()
