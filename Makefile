@@ -10,6 +10,7 @@ MODULE_big = bson_out
 OBJS = \
 	src/bson_out.o \
 	src/core/bson_reader.o \
+	src/core/decimal128.o \
 	src/core/extjson_scalars.o \
 	src/common/bson_encoding.o \
 	src/encode/bson_writer.o \

@@ -37,6 +37,7 @@
  * the same bytes.
  */
 #include "bson_reader.h"
+#include "decimal128.h"
 #include "extjson_scalars.h"
 
 #include <stdio.h>
@@ -55,7 +56,7 @@ int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Exact-size copies of strict prefixes (step 3) up to this size */
 #define PREFIX_COPY_MAX 512
 
-/* The last 9999-12-31T23:59:59.999Z in ms since 1970: bson_format_iso8601's
+/* The last 9999-12-31T23:59:59.999Z in ms since 1970: extjson_format_iso8601's
  * upper bound */
 #define ISO8601_MAX_MS INT64_C(253402300799999)
 
@@ -171,7 +172,7 @@ check_hex(const uint8_t *in, size_t len)
 {
 	char	   *out = xmalloc(2 * len + 1);
 
-	bson_hex_encode(in, len, out);
+	extjson_hex_encode(in, len, out);
 	CHECK(strlen(out) == 2 * len);
 	for (size_t i = 0; i < len; i++)
 	{
@@ -195,7 +196,7 @@ check_base64(const uint8_t *in, size_t len)
 	size_t		backlen = 0;
 	size_t		n;
 
-	n = bson_base64_encode(in, len, out);
+	n = extjson_base64_encode(in, len, out);
 	CHECK(n == want);
 	CHECK(strlen(out) == n);
 	back = xmalloc(extjson_base64_decoded_max(n));
@@ -212,7 +213,7 @@ check_objectid(const uint8_t *oid)
 	char	   *hex = xmalloc(25);
 	uint8_t		back[12];
 
-	bson_hex_encode(oid, 12, hex);
+	extjson_hex_encode(oid, 12, hex);
 	CHECK(strlen(hex) == 24);
 	CHECK(extjson_parse_oid(hex, 24, back));
 	CHECK(memcmp(back, oid, 12) == 0);
@@ -222,8 +223,8 @@ check_objectid(const uint8_t *oid)
 static void
 check_iso8601(int64_t ms)
 {
-	char	   *out = xmalloc(BSONR_ISO8601_STRING);
-	int			n = bson_format_iso8601(ms, out);
+	char	   *out = xmalloc(EXTJSON_ISO8601_SIZE);
+	int			n = extjson_format_iso8601(ms, out);
 
 	if (ms < 0 || ms > ISO8601_MAX_MS)
 		CHECK(n == 0);
@@ -293,8 +294,8 @@ decimal_text_ok(const char *s, size_t len)
 static void
 check_decimal128(uint64_t low, uint64_t high)
 {
-	char	   *out = xmalloc(BSONR_DECIMAL128_STRING);
-	int			n = bson_decimal128_to_string(low, high, out);
+	char	   *out = xmalloc(DECIMAL128_STRING_SIZE);
+	int			n = decimal128_to_string(low, high, out);
 	uint64_t	sign = high & (UINT64_C(1) << 63);
 	unsigned	combination = (unsigned) (high >> 58) & 0x1F;
 	uint64_t	want_low;
@@ -303,7 +304,7 @@ check_decimal128(uint64_t low, uint64_t high)
 	uint64_t	got_high = 0;
 	bool		parsed;
 
-	CHECK(n > 0 && n < BSONR_DECIMAL128_STRING);
+	CHECK(n > 0 && n < DECIMAL128_STRING_SIZE);
 	CHECK(strlen(out) == (size_t) n);
 	CHECK(decimal_text_ok(out, (size_t) n));
 
@@ -348,7 +349,7 @@ check_decimal128(uint64_t low, uint64_t high)
 		}
 	}
 
-	parsed = extjson_parse_decimal128(out, (size_t) n, &got_low, &got_high);
+	parsed = decimal128_parse(out, (size_t) n, &got_low, &got_high);
 	if (!parsed || got_low != want_low || got_high != want_high)
 	{
 		fprintf(stderr, "decimal128 %016llx %016llx -> \"%s\" -> %s %016llx %016llx, want %016llx %016llx\n",

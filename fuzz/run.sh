@@ -30,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 build="$here/build"
-srcs=("$root/src/core/bson_reader.c" "$root/src/core/extjson_scalars.c")
+srcs=("$root/src/core/bson_reader.c" "$root/src/core/decimal128.c" "$root/src/core/extjson_scalars.c")
 harness="$here/fuzz_bson_reader.c"
 driver="$here/standalone_main.c"
 warn=(-std=c99 -Wall -Wextra)

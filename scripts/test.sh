@@ -151,6 +151,9 @@ CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, UTF8 database" xcheck_decode UTF8 --count 10000
 CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, LATIN1 database" xcheck_decode_latin1 LATIN1 --count 2000 --alphabet latin1 --seed 2
+# memory bounded by the output, not by the number of values (backend peaks)
+CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
+	crosscheck "backend memory, UTF8 database" memory_check UTF8
 
 cluster_stop
 

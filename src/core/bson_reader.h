@@ -202,31 +202,6 @@ bson_iter_decimal128(const BsonIter *it, uint64_t *low, uint64_t *high)
 }
 
 /*
- * Text forms of values, for Extended JSON output; each writes a
- * NUL-terminated string and returns its length.
- */
-
-/* Decimal128 by the specification's to-string algorithm ("1.23E+5", "NaN") */
-#define BSONR_DECIMAL128_STRING 43
-extern int	bson_decimal128_to_string(uint64_t low, uint64_t high,
-									  char out[BSONR_DECIMAL128_STRING]);
-
-/*
- * A datetime (ms since 1970-01-01Z) as ISO-8601 with Z, milliseconds shown
- * only when not zero ("2024-01-02T03:04:05.678Z", "1970-01-01T00:00:00Z"),
- * for years 1970 to 9999; returns 0 outside that range (relaxed Extended
- * JSON then uses {"$numberLong": ...}).
- */
-#define BSONR_ISO8601_STRING 48
-extern int	bson_format_iso8601(int64_t ms, char out[BSONR_ISO8601_STRING]);
-
-/* base64 with padding; out needs 4 * ((len + 2) / 3) + 1 bytes */
-extern size_t bson_base64_encode(const uint8_t *in, size_t len, char *out);
-
-/* Lower-case hex; out needs 2 * len + 1 bytes */
-extern void bson_hex_encode(const uint8_t *in, size_t len, char *out);
-
-/*
  * The offset of the first byte of s[0..len) that is not part of valid UTF-8,
  * or len if all of it is valid.  NUL bytes count as valid.
  */

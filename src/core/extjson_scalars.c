@@ -17,34 +17,11 @@
 #include "extjson_scalars.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* decimal128 (IEEE 754-2008 binary integer decimal) limits */
-#define DEC128_MAX_DIGITS	34
-#define DEC128_EXP_MIN		(-6176)
-#define DEC128_EXP_MAX		6111
-#define DEC128_EXP_BIAS		6176
-
-#define DEC128_SIGN			(UINT64_C(1) << 63)
-#define DEC128_INF			UINT64_C(0x7800000000000000)
-#define DEC128_NAN			UINT64_C(0x7C00000000000000)
-
-/*
- * Inputs longer than this (1 TiB) are refused by the decimal128 code before
- * any arithmetic.  No real string comes near it (a PostgreSQL string is at
- * most 1 GB); the bound only makes the overflow reasoning below
- * unconditional: digit counts stay far below the exponent saturation point
- * and everything fits in int64 with room to spare.
- */
-#define DEC128_MAX_INPUT	(UINT64_C(1) << 40)
-
-/*
- * Exponent text is accumulated up to this and then saturates.  Any exponent
- * that large is out of range by far more than DEC128_MAX_INPUT digits could
- * make up, so the saturated value leads to the same result as the exact one.
- */
-#define DEC128_EXP_SATURATE	INT64_C(100000000000000000)
+#include "json_grammar.h"
 
 /* Value of an ASCII hex digit, or -1 */
 
@@ -71,13 +48,6 @@ int
 extjson_hex_value(char c)
 {
 	return hex_value(c);
-}
-
-/* isdigit() depends on the locale and takes int; this is ASCII only */
-static inline bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
 }
 
 /* Two hex digits at s into *out */
@@ -255,7 +225,7 @@ parse_integer(const char *s, size_t len, uint64_t max_pos,
 		/* too few digits to reach the limit's order of magnitude: no checks */
 		for (; i < len; i++)
 		{
-			if (!is_digit(s[i]))
+			if (!json_is_digit(s[i]))
 				return false;
 			acc = acc * 10 + (unsigned) (s[i] - '0');
 		}
@@ -268,7 +238,7 @@ parse_integer(const char *s, size_t len, uint64_t max_pos,
 	{
 		unsigned	d;
 
-		if (!is_digit(s[i]))
+		if (!json_is_digit(s[i]))
 			return false;
 		d = (unsigned) (s[i] - '0');
 		if (acc > (limit - d) / 10)
@@ -316,40 +286,14 @@ equals_literal(const char *s, size_t len, const char *lit)
 	return len == strlen(lit) && memcmp(s, lit, len) == 0;
 }
 
-/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, JSON's number grammar */
+/* the whole of s[0..len) is one JSON number */
 static bool
 is_json_number(const char *s, size_t len)
 {
-	size_t		i = 0;
+	bool		is_integer;
+	size_t		bad;
 
-	if (i < len && s[i] == '-')
-		i++;
-	if (i >= len || !is_digit(s[i]))
-		return false;
-	if (s[i] == '0')
-		i++;
-	else
-		while (i < len && is_digit(s[i]))
-			i++;
-	if (i < len && s[i] == '.')
-	{
-		i++;
-		if (i >= len || !is_digit(s[i]))
-			return false;
-		while (i < len && is_digit(s[i]))
-			i++;
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E'))
-	{
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= len || !is_digit(s[i]))
-			return false;
-		while (i < len && is_digit(s[i]))
-			i++;
-	}
-	return i == len;
+	return len > 0 && json_scan_number(s, len, &is_integer, &bad) == len;
 }
 
 bool
@@ -402,238 +346,6 @@ extjson_parse_double(const char *s, size_t len, double *out)
 }
 
 /*
- * decimal128
- *
- * The value of the text is coefficient * 10^exponent where the coefficient
- * is every digit as written (leading zeros aside) and the exponent is the
- * written one minus the digits after the point.  decimal128 keeps that
- * representation ("1.00" stays 100E-2) as long as it fits: at most 34
- * digits and an exponent in [-6176, 6111].  When it does not, the only
- * changes allowed are those that keep the value exactly: dropping trailing
- * zeros of the coefficient (raising the exponent), or appending zeros
- * (lowering the exponent, "clamping") when the exponent is too large.  A
- * value that needs more would have to be rounded, and the specification
- * makes inexact conversion an error.
- *
- * The digits can sit in two pieces (either side of a '.'), so the core
- * takes two spans rather than needing a copy of unbounded size.
- */
-typedef struct DigitSpans
-{
-	const char *a;
-	size_t		na;
-	const char *b;
-	size_t		nb;
-} DigitSpans;
-
-static inline char
-span_digit(const DigitSpans *d, size_t i)
-{
-	return i < d->na ? d->a[i] : d->b[i - d->na];
-}
-
-static bool
-decimal128_from_spans(bool negative, const DigitSpans *d, int64_t exponent,
-					  uint64_t *low, uint64_t *high)
-{
-	uint64_t	sign = negative ? DEC128_SIGN : 0;
-	size_t		n = d->na + d->nb;
-	size_t		first;
-	size_t		last;
-	size_t		nsig;			/* digits from the first nonzero one */
-	size_t		trailing;		/* zeros after the last nonzero digit */
-	size_t		drop = 0;		/* trailing zeros to remove */
-	size_t		kept;
-	int64_t		pad = 0;		/* zeros to append */
-	uint64_t	hi = 0;
-	uint64_t	lo = 0;
-
-	if (n == 0 || (uint64_t) d->na > DEC128_MAX_INPUT ||
-		(uint64_t) d->nb > DEC128_MAX_INPUT)
-		return false;
-
-	for (first = 0; first < n && span_digit(d, first) == '0'; first++)
-		;
-	if (first == n)
-	{
-		/*
-		 * Zero has no digits to drop or pad, and every exponent gives the
-		 * same value, so an out-of-range one is simply clamped.
-		 */
-		if (exponent < DEC128_EXP_MIN)
-			exponent = DEC128_EXP_MIN;
-		else if (exponent > DEC128_EXP_MAX)
-			exponent = DEC128_EXP_MAX;
-		*low = 0;
-		*high = sign | ((uint64_t) (exponent + DEC128_EXP_BIAS) << 49);
-		return true;
-	}
-	for (last = n - 1; span_digit(d, last) == '0'; last--)
-		;
-	nsig = n - first;
-	trailing = n - 1 - last;
-
-	/*
-	 * Padding adds at most 33 zeros, so a nonzero value with a larger
-	 * exponent than this has no decimal128.  Checking now also bounds the
-	 * exponent above for the additions below.
-	 */
-	if (exponent > DEC128_EXP_MAX + DEC128_MAX_DIGITS - 1)
-		return false;
-
-	/* zeros that must go: beyond 34 digits, and below the least exponent */
-	if (nsig > DEC128_MAX_DIGITS)
-		drop = nsig - DEC128_MAX_DIGITS;
-	if (exponent < DEC128_EXP_MIN)
-	{
-		/* cannot overflow: exponent >= INT64_MIN */
-		int64_t		need = DEC128_EXP_MIN - exponent;
-
-		if ((uint64_t) need > (uint64_t) trailing)
-			return false;
-		if ((size_t) need > drop)
-			drop = (size_t) need;
-	}
-	if (drop > trailing)
-		return false;			/* would drop a nonzero digit: inexact */
-	kept = nsig - drop;
-	/* drop < n <= 2^41 and exponent <= 6144: no overflow */
-	exponent += (int64_t) drop;
-
-	if (exponent > DEC128_EXP_MAX)
-	{
-		pad = exponent - DEC128_EXP_MAX;
-		if ((uint64_t) pad > (uint64_t) (DEC128_MAX_DIGITS - kept))
-			return false;
-		exponent = DEC128_EXP_MAX;
-	}
-
-	for (size_t i = first; i < first + kept; i++)
-		extjson_u128_mul10_add(&hi, &lo, (unsigned) (span_digit(d, i) - '0'));
-	for (int64_t i = 0; i < pad; i++)
-		extjson_u128_mul10_add(&hi, &lo, 0);
-
-	*low = lo;
-	*high = sign | ((uint64_t) (exponent + DEC128_EXP_BIAS) << 49) | hi;
-	return true;
-}
-
-bool
-extjson_decimal128_from_digits(bool negative, const char *digits,
-							   size_t ndigits, int64_t exponent,
-							   uint64_t *low, uint64_t *high)
-{
-	DigitSpans	d = {digits, ndigits, NULL, 0};
-
-	/* decimal128_from_spans trusts its spans to hold only digits */
-	for (size_t i = 0; i < ndigits; i++)
-	{
-		if (!is_digit(digits[i]))
-			return false;
-	}
-	return decimal128_from_spans(negative, &d, exponent, low, high);
-}
-
-/* s[0..len) equals the lower-case ASCII lit, ignoring ASCII case */
-static bool
-equals_ignore_case(const char *s, size_t len, const char *lit)
-{
-	if (len != strlen(lit))
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		char		c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char) (c - 'A' + 'a');
-		if (c != lit[i])
-			return false;
-	}
-	return true;
-}
-
-bool
-extjson_parse_decimal128(const char *s, size_t len,
-						 uint64_t *low, uint64_t *high)
-{
-	size_t		i = 0;
-	bool		negative = false;
-	DigitSpans	d;
-	int64_t		exponent = 0;
-
-	if ((uint64_t) len > DEC128_MAX_INPUT)
-		return false;
-	if (i < len && (s[i] == '+' || s[i] == '-'))
-	{
-		negative = (s[i] == '-');
-		i++;
-	}
-
-	/* the specification spells these case-insensitively, sign allowed */
-	if (equals_ignore_case(s + i, len - i, "inf") ||
-		equals_ignore_case(s + i, len - i, "infinity"))
-	{
-		*low = 0;
-		*high = (negative ? DEC128_SIGN : 0) | DEC128_INF;
-		return true;
-	}
-	if (equals_ignore_case(s + i, len - i, "nan"))
-	{
-		*low = 0;
-		*high = (negative ? DEC128_SIGN : 0) | DEC128_NAN;
-		return true;
-	}
-
-	/* digits [ '.' [digits] ] | '.' digits: at least one digit somewhere */
-	d.a = s + i;
-	while (i < len && is_digit(s[i]))
-		i++;
-	d.na = (size_t) (s + i - d.a);
-	d.b = s + i;
-	d.nb = 0;
-	if (i < len && s[i] == '.')
-	{
-		i++;
-		d.b = s + i;
-		while (i < len && is_digit(s[i]))
-			i++;
-		d.nb = (size_t) (s + i - d.b);
-	}
-	if (d.na + d.nb == 0)
-		return false;
-
-	if (i < len && (s[i] == 'e' || s[i] == 'E'))
-	{
-		bool		exp_negative = false;
-		size_t		start;
-
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-		{
-			exp_negative = (s[i] == '-');
-			i++;
-		}
-		start = i;
-		for (; i < len && is_digit(s[i]); i++)
-		{
-			/* saturate rather than overflow (see DEC128_EXP_SATURATE) */
-			if (exponent < DEC128_EXP_SATURATE)
-				exponent = exponent * 10 + (s[i] - '0');
-		}
-		if (i == start)
-			return false;
-		if (exp_negative)
-			exponent = -exponent;
-	}
-	if (i != len)
-		return false;
-
-	/* digits after the point scale the value down */
-	exponent -= (int64_t) d.nb;
-	return decimal128_from_spans(negative, &d, exponent, low, high);
-}
-
-/*
  * Dates
  *
  * Computed with integer arithmetic only: timegm() is not C99 and mktime()
@@ -649,7 +361,7 @@ fixed_digits(const char *s, int n, int *out)
 
 	for (int i = 0; i < n; i++)
 	{
-		if (!is_digit(s[i]))
+		if (!json_is_digit(s[i]))
 			return false;
 		v = v * 10 + (s[i] - '0');
 	}
@@ -726,7 +438,7 @@ extjson_parse_iso8601(const char *s, size_t len, int64_t *ms)
 		 */
 		size_t		start = ++i;
 
-		for (; i < len && is_digit(s[i]); i++)
+		for (; i < len && json_is_digit(s[i]); i++)
 		{
 			if (i - start < 3)
 				millis = millis * 10 + (s[i] - '0');
@@ -776,4 +488,118 @@ extjson_parse_iso8601(const char *s, size_t len, int64_t *ms)
 		   - offset_minutes) * 60000
 		+ (int64_t) second * 1000 + millis;
 	return true;
+}
+
+bool
+extjson_sort_regex_options(const char *in, size_t len, char *out)
+{
+	size_t		count[128] = {0};
+	size_t		n = 0;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) in[i];
+
+		if (c >= 128)
+		{
+			memcpy(out, in, len);
+			return false;
+		}
+		count[c]++;
+	}
+	/* a counting sort: linear whatever the length */
+	for (int c = 0; c < 128; c++)
+	{
+		memset(out + n, c, count[c]);
+		n += count[c];
+	}
+	return true;
+}
+
+int
+extjson_format_iso8601(int64_t ms, char out[EXTJSON_ISO8601_SIZE])
+{
+	int64_t		days;
+	int64_t		msofday;
+	int64_t		z;
+	int64_t		era;
+	int64_t		doe;
+	int64_t		yoe;
+	int64_t		doy;
+	int64_t		mp;
+	int			year;
+	int			month;
+	int			day;
+	int			n;
+
+	/* 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z */
+	if (ms < 0 || ms > INT64_C(253402300799999))
+		return 0;
+	days = ms / 86400000;
+	msofday = ms % 86400000;
+
+	/* days since 1970-01-01 to a civil date (proleptic Gregorian) */
+	z = days + 719468;
+	era = z / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	day = (int) (doy - (153 * mp + 2) / 5 + 1);
+	month = (int) (mp < 10 ? mp + 3 : mp - 9);
+	year = (int) (yoe + era * 400 + (month <= 2));
+
+	n = sprintf(out, "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day,
+				(int) (msofday / 3600000), (int) (msofday / 60000 % 60),
+				(int) (msofday / 1000 % 60));
+	if (msofday % 1000)
+		n += sprintf(out + n, ".%03d", (int) (msofday % 1000));
+	out[n++] = 'Z';
+	out[n] = '\0';
+	return n;
+}
+
+size_t
+extjson_base64_encode(const uint8_t *in, size_t len, char *out)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char	   *o = out;
+	size_t		i = 0;
+
+	for (; i + 3 <= len; i += 3)
+	{
+		uint32_t	b = ((uint32_t) in[i] << 16) | ((uint32_t) in[i + 1] << 8) | in[i + 2];
+
+		*o++ = alphabet[b >> 18];
+		*o++ = alphabet[(b >> 12) & 63];
+		*o++ = alphabet[(b >> 6) & 63];
+		*o++ = alphabet[b & 63];
+	}
+	if (i < len)
+	{
+		uint32_t	b = (uint32_t) in[i] << 16;
+
+		if (i + 1 < len)
+			b |= (uint32_t) in[i + 1] << 8;
+		*o++ = alphabet[b >> 18];
+		*o++ = alphabet[(b >> 12) & 63];
+		*o++ = i + 1 < len ? alphabet[(b >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return (size_t) (o - out);
+}
+
+void
+extjson_hex_encode(const uint8_t *in, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++)
+	{
+		*out++ = hex[in[i] >> 4];
+		*out++ = hex[in[i] & 15];
+	}
+	*out = '\0';
 }

@@ -24,8 +24,8 @@
  *	int32/64	-?(0|[1-9][0-9]*) in range; "-0" is 0
  *	double		"Infinity", "-Infinity", "NaN", or a JSON number of at most
  *				EXTJSON_DOUBLE_MAX_LEN chars whose double is finite
- *	decimal128	[+-] then Inf/Infinity/NaN (any case) or digits with an
- *				optional '.' and optional [eE][+-]digits; exact or false
+ *	decimal128	decimal128.h: [+-] then Inf/Infinity/NaN (any case) or
+ *				digits with an optional '.' and [eE][+-]digits; exact or false
  *	iso8601		YYYY-MM-DDTHH:MM:SS[.digits](Z|+HH:MM|-HH:MM|+HHMM|-HHMM),
  *				years 0000-9999, proleptic Gregorian, offset required
  */
@@ -64,39 +64,40 @@ extern bool extjson_parse_int64(const char *s, size_t len, int64_t *out);
 /* $numberDouble: Infinity/-Infinity/NaN or a JSON number that stays finite */
 extern bool extjson_parse_double(const char *s, size_t len, double *out);
 
-/* $numberDecimal: the spec's from-string grammar, exactly to BID, never rounded */
-extern bool extjson_parse_decimal128(const char *s, size_t len,
-									 uint64_t *low, uint64_t *high);
-
-/* The exact decimal128 (BID) of +/- digits * 10^exponent, if there is one */
-extern bool extjson_decimal128_from_digits(bool negative, const char *digits,
-										   size_t ndigits, int64_t exponent,
-										   uint64_t *low, uint64_t *high);
-
 /* Relaxed $date (ISO-8601 with offset) to milliseconds since 1970-01-01Z */
 extern bool extjson_parse_iso8601(const char *s, size_t len, int64_t *ms);
+
+/*
+ * Regular expression options in the order BSON requires (alphabetical):
+ * copies in[0..len) to out sorted by byte value and returns true when every
+ * byte is ASCII.  Otherwise copies in unchanged and returns false: sorting
+ * bytes would split UTF-8 characters, and MongoDB's options are ASCII
+ * letters, so no order is defined for anything else.  out needs len bytes
+ * (no NUL is added).
+ */
+extern bool extjson_sort_regex_options(const char *in, size_t len, char *out);
 
 /* The value of hex digit c, or -1 */
 extern int	extjson_hex_value(char c);
 
 /*
- * (hi, lo) = (hi, lo) * 10 + digit.  The coefficient stays below 10^34 <
- * 2^113, so hi never overflows; lo * 10 is done in 32-bit halves because C99
- * has no 128-bit type.
+ * Formatters, the other direction, for Extended JSON output; each writes a
+ * NUL-terminated string.
  */
-static inline void
-extjson_u128_mul10_add(uint64_t *hi, uint64_t *lo, unsigned digit)
-{
-	uint64_t	l = *lo;
-	uint64_t	low_part = (l & UINT64_C(0xFFFFFFFF)) * 10;
-	uint64_t	high_part = (l >> 32) * 10;
-	uint64_t	new_lo = low_part + (high_part << 32);
-	uint64_t	carry = (high_part >> 32) + (new_lo < low_part ? 1 : 0);
 
-	*hi = *hi * 10 + carry;
-	*lo = new_lo + digit;
-	if (*lo < new_lo)
-		(*hi)++;
-}
+/*
+ * A datetime (ms since 1970-01-01Z) as ISO-8601 with Z, milliseconds shown
+ * only when not zero ("2024-01-02T03:04:05.678Z", "1970-01-01T00:00:00Z"),
+ * for years 1970 to 9999; returns its length, or 0 outside that range
+ * (relaxed Extended JSON then uses {"$numberLong": ...}).
+ */
+#define EXTJSON_ISO8601_SIZE 48
+extern int	extjson_format_iso8601(int64_t ms, char out[EXTJSON_ISO8601_SIZE]);
+
+/* base64 with padding; out needs 4 * ((len + 2) / 3) + 1 bytes */
+extern size_t extjson_base64_encode(const uint8_t *in, size_t len, char *out);
+
+/* Lower-case hex; out needs 2 * len + 1 bytes */
+extern void extjson_hex_encode(const uint8_t *in, size_t len, char *out);
 
 #endif							/* EXTJSON_SCALARS_H */

@@ -34,13 +34,20 @@ enter_quiet(void *arg pg_attribute_unused(), int depth pg_attribute_unused())
 	return !stack_is_too_deep();
 }
 
+bool
+bson_decode_check(const uint8 *data, size_t len, BsonReadError *err)
+{
+	BsonReadLimits limits = {0, enter_checked, NULL, tick_interrupts};
+
+	return bson_validate(data, len, &limits, err);
+}
+
 void
 bson_decode_validate(const uint8 *data, size_t len, size_t base_offset)
 {
-	BsonReadLimits limits = {0, enter_checked, NULL, tick_interrupts};
 	BsonReadError err;
 
-	if (!bson_validate(data, len, &limits, &err))
+	if (!bson_decode_check(data, len, &err))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid BSON document"),
@@ -307,36 +314,4 @@ bson_double_text(double d, BsonDoubleStyle style, char *out)
 	}
 	*o = '\0';
 	return (int) (o - out);
-}
-
-void
-bson_sorted_options(const char *options, char *out)
-{
-	int			n = 0;
-
-	/*
-	 * Options are ASCII letters in practice; anything else (any UTF-8 is
-	 * valid) is left as stored, since sorting bytes would split characters.
-	 */
-	for (const char *p = options; *p; p++)
-	{
-		if ((unsigned char) *p >= 0x80)
-		{
-			strcpy(out, options);
-			return;
-		}
-	}
-	/* insertion sort: options are a few letters */
-	for (const char *p = options; *p; p++)
-	{
-		int			i = n++;
-
-		while (i > 0 && (unsigned char) out[i - 1] > (unsigned char) *p)
-		{
-			out[i] = out[i - 1];
-			i--;
-		}
-		out[i] = *p;
-	}
-	out[n] = '\0';
 }

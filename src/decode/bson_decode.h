@@ -16,6 +16,8 @@
 #include "lib/stringinfo.h"
 
 #include "bson_reader.h"
+#include "decimal128.h"
+#include "extjson_scalars.h"
 
 /*
  * Validate data[0..len) as one BSON document or raise 22P03
@@ -23,6 +25,12 @@
  * the document's place in a stream) and the problem.  Nesting is bounded by
  * check_stack_depth().
  */
+/*
+ * bson_validate() with PostgreSQL's hooks (the stack check, raising 54001;
+ * interrupts): false and *err for an invalid document, raising nothing else.
+ */
+extern bool bson_decode_check(const uint8 *data, size_t len, BsonReadError *err);
+
 extern void bson_decode_validate(const uint8 *data, size_t len, size_t base_offset);
 
 /* The same check, as a yes or no; never raises for bad bytes. */
@@ -74,8 +82,5 @@ typedef enum BsonDoubleStyle
 
 #define BSON_DOUBLE_TEXT 40
 extern int	bson_double_text(double d, BsonDoubleStyle style, char *out);
-
-/* Extended JSON regular-expression options: the stored ones, sorted (ASCII) */
-extern void bson_sorted_options(const char *options, char *out);
 
 #endif							/* BSON_DECODE_H */

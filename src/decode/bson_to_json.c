@@ -306,7 +306,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 				const uint8 *data = bson_iter_binary(it, &subtype, &len);
 				char		sub[3];
 
-				bson_hex_encode(&subtype, 1, sub);
+				extjson_hex_encode(&subtype, 1, sub);
 				jw_literal(jw, "{\"$binary\": {\"base64\": \"");
 				/* in pieces, so that the reservation stays small */
 				while (len > 0)
@@ -314,7 +314,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 					size_t		n = Min(len, (size_t) 3 * ESCAPE_CHUNK);
 
 					jw_reserve(jw, 4 * ((n + 2) / 3) + 1);
-					jw->pos += bson_base64_encode(data, n, jw->pos);
+					jw->pos += extjson_base64_encode(data, n, jw->pos);
 					data += n;
 					len -= n;
 				}
@@ -330,7 +330,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 			{
 				char		hex[25];
 
-				bson_hex_encode(it->value, 12, hex);
+				extjson_hex_encode(it->value, 12, hex);
 				append_wrapped_text(jw, "$oid", hex);
 				break;
 			}
@@ -343,9 +343,9 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 		case BSON_TYPE_DATETIME:
 			{
 				int64		ms = bson_iter_int64(it);
-				char		iso[BSONR_ISO8601_STRING];
+				char		iso[EXTJSON_ISO8601_SIZE];
 
-				if (!jw->canonical && bson_format_iso8601(ms, iso) > 0)
+				if (!jw->canonical && extjson_format_iso8601(ms, iso) > 0)
 					append_wrapped_text(jw, "$date", iso);
 				else
 				{
@@ -366,7 +366,8 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 
 				bson_iter_regex(it, &pattern, &options);
 				sorted = palloc(strlen(options) + 1);
-				bson_sorted_options(options, sorted);
+				extjson_sort_regex_options(options, strlen(options), sorted);
+				sorted[strlen(options)] = '\0';
 				jw_literal(jw, "{\"$regularExpression\": {\"pattern\": ");
 				append_string(jw, pattern, strlen(pattern), path, false);
 				jw_literal(jw, ", \"options\": ");
@@ -382,7 +383,7 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 				const char *ns = bson_iter_dbpointer(it, &len, &oid);
 				char		hex[25];
 
-				bson_hex_encode(oid, 12, hex);
+				extjson_hex_encode(oid, 12, hex);
 				jw_literal(jw, "{\"$dbPointer\": {\"$ref\": ");
 				append_string(jw, ns, len, path, false);
 				jw_literal(jw, ", \"$id\": ");
@@ -446,10 +447,10 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 			{
 				uint64_t	low;
 				uint64_t	high;
-				char		text[BSONR_DECIMAL128_STRING];
+				char		text[DECIMAL128_STRING_SIZE];
 
 				bson_iter_decimal128(it, &low, &high);
-				bson_decimal128_to_string(low, high, text);
+				decimal128_to_string(low, high, text);
 				append_wrapped_text(jw, "$numberDecimal", text);
 				break;
 			}

@@ -187,9 +187,9 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 
 				check_jsonb_length(4 * ((len + 2) / 3), path, false);
 				b64 = palloc(4 * ((len + 2) / 3) + 1);
-				b64len = bson_base64_encode(data, len, b64);
+				b64len = extjson_base64_encode(data, len, b64);
 
-				bson_hex_encode(&subtype, 1, sub);
+				extjson_hex_encode(&subtype, 1, sub);
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 				push_key(r, "$binary");
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
@@ -213,7 +213,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 			{
 				char	   *hex = palloc(25);
 
-				bson_hex_encode(it->value, 12, hex);
+				extjson_hex_encode(it->value, 12, hex);
 				push_wrapper_string(r, "$oid", hex, 24);
 				break;
 			}
@@ -225,8 +225,8 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 		case BSON_TYPE_DATETIME:
 			{
 				int64		ms = bson_iter_int64(it);
-				char	   *text = palloc(Max(BSONR_ISO8601_STRING, 24));
-				int			len = bson_format_iso8601(ms, text);
+				char	   *text = palloc(Max(EXTJSON_ISO8601_SIZE, 24));
+				int			len = extjson_format_iso8601(ms, text);
 
 				if (len > 0)
 					push_wrapper_string(r, "$date", text, len);
@@ -252,7 +252,8 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 
 				bson_iter_regex(it, &pattern, &options);
 				sorted = palloc(strlen(options) + 1);
-				bson_sorted_options(options, sorted);
+				extjson_sort_regex_options(options, strlen(options), sorted);
+				sorted[strlen(options)] = '\0';
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 				push_key(r, "$regularExpression");
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
@@ -271,7 +272,7 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 				const char *ns = bson_iter_dbpointer(it, &len, &oid);
 				char	   *hex = palloc(25);
 
-				bson_hex_encode(oid, 12, hex);
+				extjson_hex_encode(oid, 12, hex);
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 				push_key(r, "$dbPointer");
 				pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
@@ -348,11 +349,11 @@ push_value(JsonbReader *r, const BsonIter *it, JsonbIteratorToken token,
 			{
 				uint64_t	low;
 				uint64_t	high;
-				char	   *text = palloc(BSONR_DECIMAL128_STRING);
+				char	   *text = palloc(DECIMAL128_STRING_SIZE);
 				int			len;
 
 				bson_iter_decimal128(it, &low, &high);
-				len = bson_decimal128_to_string(low, high, text);
+				len = decimal128_to_string(low, high, text);
 				push_wrapper_string(r, "$numberDecimal", text, len);
 				break;
 			}

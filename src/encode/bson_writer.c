@@ -4,6 +4,8 @@
  */
 #include "bson_writer.h"
 
+#include "bson_decode.h"
+
 /*
  * Encoding conversion is done in pieces of at most this many source bytes,
  * so that reserving room for the worst-case growth of a piece never asks
@@ -44,6 +46,21 @@ bson_writer_finish(BsonWriter *w)
 
 	if ((Size) (w->pos - w->buf) - VARHDRSZ > w->max_size)
 		report_too_large(w);
+#ifdef USE_ASSERT_CHECKING
+	{
+		/*
+		 * Assertion builds check every document written against the
+		 * decoder's validator, which the fuzzer exercises: a writer bug then
+		 * fails the test that produced it.
+		 */
+		BsonReadError err;
+
+		if (!bson_decode_check((const uint8 *) w->buf + VARHDRSZ,
+							   (size_t) (w->pos - w->buf) - VARHDRSZ, &err))
+			elog(ERROR, "bson_out wrote an invalid BSON document: at byte offset %zu: %s",
+				 err.offset, err.message);
+	}
+#endif
 	SET_VARSIZE(result, w->pos - w->buf);
 	w->buf = w->pos = w->end = NULL;
 	return result;

@@ -48,6 +48,15 @@
 #define BSON_CONTAINER_VALSIZE	4
 
 /*
+ * Value bytes that a header reserves when the walker only learns the value's
+ * type after the key (bson_key_deferred): room for any fixed-size value, the
+ * largest being a decimal128.  Code that writes such a value without a
+ * reserve of its own (the Extended JSON wrappers) relies on this much room;
+ * the bson_put_* functions assert it.
+ */
+#define BSON_SCALAR_VALSIZE		16
+
+/*
  * Where a failing key or string came from, for error details.  Input walkers
  * set this so that an error raised deep in the writer can name the path
  * ("orders[2].at") without the hot path having to track it: the callback is
@@ -94,6 +103,9 @@ bson_reserve(BsonWriter *w, Size n)
 	if (unlikely((Size) (w->end - w->pos) < n))
 		bson_writer_grow(w, n);
 }
+
+/* The room a bson_put_* relies on: reserved by the header before it. */
+#define BSON_ASSERT_ROOM(w, n)	Assert((Size) ((w)->end - (w)->pos) >= (Size) (n))
 
 /* Little-endian stores into room already reserved. */
 static inline void
@@ -263,6 +275,7 @@ bson_index_key(BsonWriter *w, uint8 type, uint32 index, Size valsize)
 static inline void
 bson_put_int32(BsonWriter *w, int32 v)
 {
+	BSON_ASSERT_ROOM(w, 4);
 	bson_put_uint32_at(w->pos, (uint32) v);
 	w->pos += 4;
 }
@@ -270,6 +283,7 @@ bson_put_int32(BsonWriter *w, int32 v)
 static inline void
 bson_put_int64(BsonWriter *w, int64 v)
 {
+	BSON_ASSERT_ROOM(w, 8);
 	bson_put_uint64_at(w->pos, (uint64) v);
 	w->pos += 8;
 }
@@ -279,6 +293,7 @@ bson_put_double(BsonWriter *w, double v)
 {
 	uint64		bits;
 
+	BSON_ASSERT_ROOM(w, 8);
 	memcpy(&bits, &v, sizeof(bits));
 	bson_put_uint64_at(w->pos, bits);
 	w->pos += 8;
@@ -287,6 +302,7 @@ bson_put_double(BsonWriter *w, double v)
 static inline void
 bson_put_bool(BsonWriter *w, bool v)
 {
+	BSON_ASSERT_ROOM(w, 1);
 	*w->pos++ = v ? 1 : 0;
 }
 
@@ -294,6 +310,7 @@ bson_put_bool(BsonWriter *w, bool v)
 static inline void
 bson_put_decimal128(BsonWriter *w, uint64 low, uint64 high)
 {
+	BSON_ASSERT_ROOM(w, 16);
 	bson_put_uint64_at(w->pos, low);
 	bson_put_uint64_at(w->pos + 8, high);
 	w->pos += 16;

@@ -14,6 +14,7 @@
 
 #include "numeric_to_bson.h"
 #include "extjson_scalars.h"
+#include "decimal128.h"
 
 typedef enum WrapperKind
 {
@@ -339,18 +340,8 @@ write_regex(BsonExtJsonInput *in, const EjValue *obj, const char *wrapper,
 	if (n > (int) sizeof(sorted))
 		ej_error(in, obj, wrapper, "has more options than there are regular expression flags.");
 	/* options are written sorted, as the specification requires */
-	for (int i = 0; i < n; i++)
-	{
-		char		c = options->str[i];
-		int			j = i;
-
-		while (j > 0 && (unsigned char) sorted[j - 1] > (unsigned char) c)
-		{
-			sorted[j] = sorted[j - 1];
-			j--;
-		}
-		sorted[j] = c;
-	}
+	if (n > 0 && !extjson_sort_regex_options(options->str, n, sorted))
+		ej_error(in, obj, wrapper, "has options that are not ASCII: MongoDB's regular expression options are letters such as i, m, s and x.");
 	put_cstring(in, obj, wrapper, "a pattern", pattern->str, pattern->len);
 	put_cstring(in, obj, wrapper, "an options string", sorted, n);
 }
@@ -360,6 +351,7 @@ bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
 								  const char *key, int keylen,
 								  const char *str, int len)
 {
+	BSON_ASSERT_ROOM(w, BSON_SCALAR_VALSIZE);
 	switch (wrapper_kind(key, keylen))
 	{
 		case W_OID:
@@ -427,6 +419,7 @@ bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 	WrapperKind kind = W_NONE;
 	const char *name = NULL;
 
+	BSON_ASSERT_ROOM(w, BSON_SCALAR_VALSIZE);
 	if (obj->kind != EJ_OBJECT || obj->nfields <= 0)
 		return false;
 	in->current = obj;
@@ -522,7 +515,7 @@ bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 
 				check_keys(in, obj, name, K_DECIMAL, NULL, "must be {\"$numberDecimal\": \"<decimal>\"}.");
 				v = string_field(in, obj, "$numberDecimal", name, "must be a string holding a decimal number.");
-				if (!extjson_parse_decimal128(v->str, v->len, &low, &high))
+				if (!decimal128_parse(v->str, v->len, &low, &high))
 					ej_error(in, obj, name, "must be a string holding a decimal number that decimal128 holds exactly (at most 34 significant digits, exponent from -6176 to 6111), \"Infinity\", \"-Infinity\" or \"NaN\".");
 				*type_at = BSON_TYPE_DECIMAL128;
 				bson_put_decimal128(w, low, high);

@@ -121,7 +121,8 @@ extern bool bson_extjson_is_wrapper_key(const char *key, int keylen,
  * object: returns false, having written nothing, for any other key or a
  * string that does not parse; the caller then takes bson_extjson_write's
  * general path, which writes the value or raises the error with its path.
- * The caller has reserved room for a scalar after the element header.
+ * The caller has reserved BSON_SCALAR_VALSIZE bytes after the element
+ * header (bson_key_deferred), which the fixed-size values written here use.
  */
 extern bool bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
 											  const char *key, int keylen,
@@ -131,6 +132,8 @@ extern bool bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
  * If obj (a loaded object) is a wrapper, store its BSON type at *type_at,
  * write its value and return true; return false for a plain document.
  * Raises 22P02, naming the wrapper and the path, for a malformed wrapper.
+ * The caller has reserved BSON_SCALAR_VALSIZE bytes after the element
+ * header; longer values reserve their own room.
  */
 extern bool bson_extjson_write(BsonExtJsonInput *in, char *type_at,
 							   const EjValue *obj);

@@ -27,6 +27,7 @@
 #include "extjson_to_bson.h"
 #include "numeric_to_bson.h"
 #include "extjson_scalars.h"
+#include "json_grammar.h"
 
 typedef struct JsonText
 {
@@ -38,6 +39,9 @@ typedef struct JsonText
 	StringInfoData scratch;		/* decoded strings with escapes */
 	const char *token;			/* start of the string being written */
 	BsonExtJsonInput ej;
+	MemoryContext call_cxt;		/* the caller's: scratch lives here */
+	MemoryContext wrapper_cxt;	/* a loaded wrapper, reset after each */
+	int			wrapper_depth;	/* wrappers being written (nested: $scope) */
 } JsonText;
 
 static void append_object_members(JsonText *t, const char *nested_at);
@@ -58,8 +62,7 @@ syntax_error(JsonText *t, const char *what)
 static inline void
 skip_ws(JsonText *t)
 {
-	while (t->p < t->end &&
-		   (*t->p == ' ' || *t->p == '\n' || *t->p == '\r' || *t->p == '\t'))
+	while (t->p < t->end && json_is_space(*t->p))
 		t->p++;
 }
 
@@ -196,7 +199,13 @@ read_string(JsonText *t, int *len)
 
 	/* escapes: decode into scratch, made on first use */
 	if (t->scratch.data == NULL)
+	{
+		/* in the call's context: a wrapper's context is reset under it */
+		MemoryContext old = MemoryContextSwitchTo(t->call_cxt);
+
 		initStringInfo(&t->scratch);
+		MemoryContextSwitchTo(old);
+	}
 	else
 		resetStringInfo(&t->scratch);
 	appendBinaryStringInfo(&t->scratch, start, (int) (s - start));
@@ -291,49 +300,16 @@ static const char *
 read_number(JsonText *t, int *len, bool *is_integer)
 {
 	const char *start = t->p;
-	const char *p = t->p;
+	size_t		bad;
+	size_t		n = json_scan_number(start, (size_t) (t->end - start), is_integer, &bad);
 
-	*is_integer = true;
-	if (p < t->end && *p == '-')
-		p++;
-	if (p >= t->end || !isdigit((unsigned char) *p))
+	if (n == 0)
 	{
-		t->p = p;
+		t->p = start + bad;
 		syntax_error(t, "Invalid number");
 	}
-	if (*p == '0')
-		p++;
-	else
-		while (p < t->end && isdigit((unsigned char) *p))
-			p++;
-	if (p < t->end && *p == '.')
-	{
-		*is_integer = false;
-		p++;
-		if (p >= t->end || !isdigit((unsigned char) *p))
-		{
-			t->p = p;
-			syntax_error(t, "Invalid number");
-		}
-		while (p < t->end && isdigit((unsigned char) *p))
-			p++;
-	}
-	if (p < t->end && (*p == 'e' || *p == 'E'))
-	{
-		*is_integer = false;
-		p++;
-		if (p < t->end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= t->end || !isdigit((unsigned char) *p))
-		{
-			t->p = p;
-			syntax_error(t, "Invalid number");
-		}
-		while (p < t->end && isdigit((unsigned char) *p))
-			p++;
-	}
-	t->p = p;
-	*len = (int) (p - start);
+	t->p = start + n;
+	*len = (int) n;
 	return start;
 }
 
@@ -612,7 +588,7 @@ object_starts_with_dollar(JsonText *t)
 {
 	const char *p = t->p + 1;
 
-	while (p < t->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+	while (p < t->end && json_is_space(*p))
 		p++;
 	if (p + 1 >= t->end || p[0] != '"')
 		return false;
@@ -621,6 +597,49 @@ object_starts_with_dollar(JsonText *t)
 	/* "$" may be written as the escape \u0024 */
 	return t->end - p >= 7 && p[1] == '\\' && p[2] == 'u' &&
 		p[3] == '0' && p[4] == '0' && p[5] == '2' && p[6] == '4';
+}
+
+/*
+ * The object at t->p, which starts with a "$" key, written as an Extended
+ * JSON wrapper if it is one (t->p then after it); false, with t->p back at
+ * its '{', for a plain document.  The loaded object lives in a memory
+ * context reset after each wrapper, so that memory stays flat however many
+ * wrappers a text holds.  A wrapper written inside another (a $scope
+ * document holding wrappers) gets a context of its own, deleted after it,
+ * since the outer wrapper's object is still in use.
+ */
+static bool
+write_wrapper(JsonText *t, char *type_at)
+{
+	const char *start = t->p;
+	const EjValue *saved_current = t->ej.current;
+	MemoryContext cxt;
+	MemoryContext old;
+	bool		written;
+
+	if (t->wrapper_depth == 0)
+	{
+		if (t->wrapper_cxt == NULL)
+			t->wrapper_cxt = AllocSetContextCreate(t->call_cxt, "json_to_bson wrapper",
+												   ALLOCSET_SMALL_SIZES);
+		cxt = t->wrapper_cxt;
+	}
+	else
+		cxt = AllocSetContextCreate(t->call_cxt, "json_to_bson nested wrapper",
+									ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	t->wrapper_depth++;
+	written = bson_extjson_write(&t->ej, type_at, load_value(t, EJ_LOAD_DEPTH));
+	t->wrapper_depth--;
+	MemoryContextSwitchTo(old);
+	t->ej.current = saved_current;
+	if (cxt == t->wrapper_cxt)
+		MemoryContextReset(cxt);
+	else
+		MemoryContextDelete(cxt);
+	if (!written)
+		t->p = start;			/* a plain document after all: read it again */
+	return written;
 }
 
 /*
@@ -653,20 +672,9 @@ write_value(JsonText *t, char *type_at)
 			{
 				Size		open;
 
-				if (t->extended && object_starts_with_dollar(t))
-				{
-					const char *start = t->p;
-					EjValue    *ev = load_value(t, EJ_LOAD_DEPTH);
-					const char *after = t->p;
-
-					if (bson_extjson_write(&t->ej, type_at, ev))
-					{
-						t->p = after;
-						break;
-					}
-					/* a plain document after all: read it again */
-					t->p = start;
-				}
+				if (t->extended && object_starts_with_dollar(t) &&
+					write_wrapper(t, type_at))
+					break;
 				*type_at = BSON_TYPE_DOCUMENT;
 				open = bson_open(w);
 				append_object_members(t, t->p++);
@@ -738,8 +746,8 @@ write_value(JsonText *t, char *type_at)
 static void
 append_element(JsonText *t, const char *key, int keylen, uint32 index)
 {
-	char	   *type_at = key ? bson_key_deferred(t->w, key, keylen, 16)
-		: bson_index_key_deferred(t->w, index, 16);
+	char	   *type_at = key ? bson_key_deferred(t->w, key, keylen, BSON_SCALAR_VALSIZE)
+		: bson_index_key_deferred(t->w, index, BSON_SCALAR_VALSIZE);
 
 	write_value(t, type_at);
 }
@@ -821,7 +829,7 @@ locate_in_value(const char **pp, const char *end, const char *target,
 {
 	const char *p = *pp;
 
-	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+	while (p < end && json_is_space(*p))
 		p++;
 	if (p >= end)
 		return false;
@@ -838,7 +846,7 @@ locate_in_value(const char **pp, const char *end, const char *target,
 		p++;
 		for (;;)
 		{
-			while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t' || *p == ','))
+			while (p < end && (json_is_space(*p) || *p == ','))
 				p++;
 			if (p >= end || *p == close)
 				break;
@@ -921,6 +929,9 @@ json_text_init(JsonText *t, BsonWriter *w, const char *text, int len,
 	t->ej.current = NULL;
 	t->ej.arena.nvalues = 0;
 	t->ej.arena.nfields = 0;
+	t->call_cxt = CurrentMemoryContext;
+	t->wrapper_cxt = NULL;
+	t->wrapper_depth = 0;
 }
 
 void
@@ -971,4 +982,6 @@ bson_append_json_text_object(BsonWriter *w, const char *text, int len,
 		syntax_error(&t, "Trailing characters");
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
+	if (t.wrapper_cxt != NULL)
+		MemoryContextDelete(t.wrapper_cxt);
 }

@@ -216,8 +216,6 @@ report_unrepresentable(BsonWriter *w, Numeric num)
 			 errhint("Round the number, or store it as a JSON string.")));
 }
 
-/* Value bytes to reserve with a key: enough for any scalar's value. */
-#define SCALAR_VALSIZE 16
 
 /*
  * One value, its element header written already: the type byte goes to
@@ -348,8 +346,8 @@ append_element(BsonWriter *w, JEntry je, const char *data, uint32 start,
 			   uint32 end, const char *key, int keylen, uint32 index,
 			   BsonExtJsonInput *ej)
 {
-	char	   *type_at = key ? bson_key_deferred(w, key, keylen, SCALAR_VALSIZE)
-		: bson_index_key_deferred(w, index, SCALAR_VALSIZE);
+	char	   *type_at = key ? bson_key_deferred(w, key, keylen, BSON_SCALAR_VALSIZE)
+		: bson_index_key_deferred(w, index, BSON_SCALAR_VALSIZE);
 
 	write_value(w, type_at, je, data, start, end, ej);
 }

@@ -18,12 +18,6 @@
 #include "extjson_scalars.h"
 #include "utils/float.h"
 
-/* decimal128 (IEEE 754-2008, binary integer decimal) limits */
-#define DEC128_MAX_DIGITS	34
-#define DEC128_EXP_MIN		(-6176)
-#define DEC128_EXP_MAX		6111
-#define DEC128_EXP_BIAS		6176
-
 /* 2^53: every integer up to it is exact in a double */
 #define DOUBLE_EXACT_INT_MAX	(UINT64CONST(1) << 53)
 
@@ -268,14 +262,14 @@ view_to_double(const BsonNumericView *v)
 static pg_noinline bool
 view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 {
-	uint64		sign = v->negative ? UINT64CONST(1) << 63 : 0;
 	int			lead_zeros;
 	int			trail_zeros;
 	int64		nsig;			/* significant digits S */
 	int64		x;				/* value = S * 10^x */
 	int64		t;				/* zeros after S at display scale */
 	int64		exponent;
-	int64		drop;
+	uint64		kept;
+	int64		pad;
 	uint64		hi = 0;
 	uint64		lo = 0;
 
@@ -283,20 +277,16 @@ view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 	{
 		*low = 0;
 		if (v->special == BSON_NUMERIC_NAN)
-			*high = UINT64CONST(0x7C00000000000000);
+			*high = DECIMAL128_NAN;
 		else
-			*high = sign | UINT64CONST(0x7800000000000000);
+			*high = (v->negative ? DECIMAL128_SIGN : 0) | DECIMAL128_INF;
 		return true;
 	}
 
 	if (v->ndigits == 0)
 	{
 		/* zero, with the display scale as its exponent: 0.00 -> 0E-2 */
-		exponent = -v->dscale;
-		if (exponent < DEC128_EXP_MIN)
-			exponent = DEC128_EXP_MIN;	/* 0E-6176: still exactly zero */
-		*low = 0;
-		*high = ((uint64) (exponent + DEC128_EXP_BIAS)) << 49;
+		decimal128_zero(false, -(int64) v->dscale, low, high);
 		return true;
 	}
 
@@ -323,19 +313,14 @@ view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 		exponent += t;
 		t = 0;
 	}
-	drop = Max(0, Max(nsig + t - DEC128_MAX_DIGITS, DEC128_EXP_MIN - exponent));
-	if (drop > t)
-		return false;
-	exponent += drop;
-	t -= drop;
-	if (exponent > DEC128_EXP_MAX)
+	if (!decimal128_fit((uint64) (nsig + t), (uint64) t, &exponent, &kept, &pad))
 		return false;
 
-	/* coefficient = S * 10^t, at most 34 digits, below 2^113 */
+	/* coefficient: the first kept of S's digits and t zeros, then pad zeros */
 	{
 		int64		pos = 0;
 		int64		first = lead_zeros;
-		int64		last = first + nsig;
+		int64		last = first + Min(nsig, (int64) kept);
 
 		for (int i = 0; i < v->ndigits && pos < last; i++)
 		{
@@ -351,15 +336,13 @@ view_to_decimal128(const BsonNumericView *v, uint64 *low, uint64 *high)
 			for (int j = 0; j < 4; j++, pos++)
 			{
 				if (pos >= first && pos < last)
-					extjson_u128_mul10_add(&hi, &lo, dec[j]);
+					decimal128_mul10_add(&hi, &lo, dec[j]);
 			}
 		}
-		for (int64 i = 0; i < t; i++)
-			extjson_u128_mul10_add(&hi, &lo, 0);
+		for (int64 i = nsig; i < (int64) kept + pad; i++)
+			decimal128_mul10_add(&hi, &lo, 0);
 	}
-
-	*low = lo;
-	*high = sign | ((uint64) (exponent + DEC128_EXP_BIAS) << 49) | hi;
+	decimal128_pack(v->negative, hi, lo, exponent, low, high);
 	return true;
 }
 
@@ -562,8 +545,8 @@ bson_number_from_json_text(const char *num, int len, bool is_integer,
 			if (*p >= '0' && *p <= '9' && (*p != '0' || n > 0))
 				digits[n++] = *p;
 		Assert(n == nsig);
-		if (extjson_decimal128_from_digits(negative, digits, n, exp10,
-										   &out->v.dec.low, &out->v.dec.high))
+		if (decimal128_from_digits(negative, digits, n, exp10,
+								   &out->v.dec.low, &out->v.dec.high))
 			out->kind = BSON_NUMBER_DECIMAL128;
 		else
 			out->kind = BSON_NUMBER_UNREPRESENTABLE;

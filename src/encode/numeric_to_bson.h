@@ -11,6 +11,8 @@
 
 #include "utils/numeric.h"
 
+#include "decimal128.h"
+
 typedef enum BsonNumberKind
 {
 	BSON_NUMBER_INT32,

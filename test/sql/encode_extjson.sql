@@ -101,6 +101,16 @@ SELECT json_to_bson('{"v": {"$timestamp": {"t": 4294967296, "i": 0}}}', true);
 SELECT json_to_bson('{"v": {"$timestamp": {"t": 1}}}', true);
 SELECT json_to_bson('{"v": {"$regularExpression": {"pattern": "a\u0000b", "options": ""}}}', true);
 SELECT json_to_bson('{"v": {"$regularExpression": {"pattern": "a", "options": "i\u0000"}}}', true);
+-- options are written sorted; MongoDB's options are ASCII letters, and sorting
+-- anything else byte by byte would split UTF-8 characters: refused (22P02),
+-- from jsonb and from JSON text, in the current and the legacy form
+SELECT encode(json_to_bson('{"r": {"$regularExpression": {"pattern": "a", "options": "xsmi"}}}', true), 'hex');
+SELECT to_bson('{"r": {"$regularExpression": {"pattern": "a", "options": "éi"}}}', true);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT json_to_bson('{"r": {"$regularExpression": {"pattern": "a", "options": "éi"}}}', true);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT json_to_bson('{"r": {"$regex": "a", "$options": "i\u00e9"}}', true, true);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT json_to_bson('{"v": {"$dbPointer": {"$ref": "c", "$id": "x"}}}', true);
 SELECT json_to_bson('{"v": {"$date": "2024-02-30T00:00:00Z"}}', true);
 SELECT json_to_bson('{"v": {"$date": "2024-01-02T03:04:05"}}', true);

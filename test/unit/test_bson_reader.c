@@ -30,6 +30,8 @@
 #include <string.h>
 
 #include "bson_reader.h"
+#include "decimal128.h"
+#include "extjson_scalars.h"
 #include "unit_harness.h"
 
 /* A copy of data[0..len) against a guard page (see unit_harness.h) */
@@ -1282,10 +1284,10 @@ test_all_types(void)
 				{
 					uint64_t	low;
 					uint64_t	high;
-					char		text[BSONR_DECIMAL128_STRING];
+					char		text[DECIMAL128_STRING_SIZE];
 
 					bson_iter_decimal128(&it, &low, &high);
-					bson_decimal128_to_string(low, high, text);
+					decimal128_to_string(low, high, text);
 					CHECK("decimal128", low == 15 && high == UINT64_C(0xB02A000000000000) &&
 						  strcmp(text, "-1.5E-10") == 0);
 					break;
@@ -1463,13 +1465,13 @@ test_decimal128(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		char		out[BSONR_DECIMAL128_STRING];
+		char		out[DECIMAL128_STRING_SIZE];
 		char		name[96];
 		char		detail[160] = "";
 		int			n;
 
 		memset(out, 'x', sizeof(out));
-		n = bson_decimal128_to_string(cases[i].low, cases[i].high, out);
+		n = decimal128_to_string(cases[i].low, cases[i].high, out);
 		snprintf(name, sizeof(name), "decimal128 %016llx %016llx",
 				 (unsigned long long) cases[i].high, (unsigned long long) cases[i].low);
 		if (strcmp(out, cases[i].want) != 0 || n != (int) strlen(cases[i].want))
@@ -1479,8 +1481,8 @@ test_decimal128(void)
 
 	/* the longest output fits the buffer exactly */
 	{
-		char		out[BSONR_DECIMAL128_STRING];
-		int			n = bson_decimal128_to_string(UINT64_C(0x378D8E63FFFFFFFF),
+		char		out[DECIMAL128_STRING_SIZE];
+		int			n = decimal128_to_string(UINT64_C(0x378D8E63FFFFFFFF),
 												  UINT64_C(0x8001ED09BEAD87C0), out);
 
 		CHECK("decimal128 longest", n == 42 && n == (int) strlen(out) &&
@@ -1518,14 +1520,14 @@ test_iso8601(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		char		out[BSONR_ISO8601_STRING];
+		char		out[EXTJSON_ISO8601_SIZE];
 		char		name[64];
 		char		detail[160] = "";
 		int			n;
 
 		memset(out, 'x', sizeof(out));
 		out[sizeof(out) - 1] = '\0';
-		n = bson_format_iso8601(cases[i].ms, out);
+		n = extjson_format_iso8601(cases[i].ms, out);
 		snprintf(name, sizeof(name), "iso8601 %lld", (long long) cases[i].ms);
 		if (cases[i].want == NULL)
 		{
@@ -1550,7 +1552,7 @@ test_base64_hex_utf8(void)
 		size_t		n;
 
 		memset(out, 'x', sizeof(out));
-		n = bson_base64_encode((const uint8_t *) "foobar", len, out);
+		n = extjson_base64_encode((const uint8_t *) "foobar", len, out);
 		snprintf(name, sizeof(name), "base64 of %zu bytes", len);
 		CHECK(name, n == strlen(want[len]) && strcmp(out, want[len]) == 0 &&
 			  n == 4 * ((len + 2) / 3));
@@ -1558,18 +1560,18 @@ test_base64_hex_utf8(void)
 	{
 		char		out[16];
 
-		bson_base64_encode((const uint8_t *) "\xFB\xFF\xBF", 3, out);
+		extjson_base64_encode((const uint8_t *) "\xFB\xFF\xBF", 3, out);
 		CHECK("base64 + and /", strcmp(out, "+/+/") == 0);
-		bson_base64_encode((const uint8_t *) "\0\0", 2, out);
+		extjson_base64_encode((const uint8_t *) "\0\0", 2, out);
 		CHECK("base64 of zero bytes", strcmp(out, "AAA=") == 0);
 	}
 	{
 		char		out[16];
 
 		memset(out, 'x', sizeof(out));
-		bson_hex_encode((const uint8_t *) "", 0, out);
+		extjson_hex_encode((const uint8_t *) "", 0, out);
 		CHECK("hex empty", out[0] == '\0');
-		bson_hex_encode((const uint8_t *) "\x00\xFF\x10\xAB", 4, out);
+		extjson_hex_encode((const uint8_t *) "\x00\xFF\x10\xAB", 4, out);
 		CHECK("hex", strcmp(out, "00ff10ab") == 0);
 	}
 

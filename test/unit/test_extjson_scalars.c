@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "extjson_scalars.h"
+#include "decimal128.h"
 #include "unit_harness.h"
 
 static const char *show(const char *s, size_t len);
@@ -353,7 +354,7 @@ check_dec128_n(const char *in, size_t len, bool ok, uint64_t want_high,
 	{
 		uint64_t	low = 0;
 		uint64_t	high = 0;
-		bool		r = extjson_parse_decimal128(place(in, len, where), len,
+		bool		r = decimal128_parse(place(in, len, where), len,
 												 &low, &high);
 
 		if (r != ok)
@@ -391,7 +392,7 @@ check_digits(bool negative, const char *digits, int64_t exponent, bool ok,
 	{
 		uint64_t	low = 0;
 		uint64_t	high = 0;
-		bool		r = extjson_decimal128_from_digits(negative,
+		bool		r = decimal128_from_digits(negative,
 													   place(digits, len, where),
 													   len, exponent, &low, &high);
 
