@@ -13,6 +13,7 @@ OBJS = \
 	src/core/decimal128.o \
 	src/core/extjson_scalars.o \
 	src/common/bson_encoding.o \
+	src/common/error_path.o \
 	src/encode/bson_writer.o \
 	src/encode/extjson_to_bson.o \
 	src/encode/json_to_bson.o \

@@ -63,88 +63,25 @@ bson_decode_is_valid(const uint8 *data, size_t len)
 	return bson_validate(data, len, &limits, NULL);
 }
 
-/*
- * A key (UTF-8) in an error message, which is in the server encoding: as it
- * is where the server encoding takes it, else with its non-ASCII characters
- * as \uXXXX escapes (the key may be the very thing that does not convert);
- * a long key only by its start.
- */
-/* Keys longer than this are cut short in error messages */
-#define PATH_KEY_MAX 64
-
-static void
-append_key_text(StringInfo out, const char *key, size_t len)
-{
-	const BsonEncoding *enc = bson_server_encoding();
-	const unsigned char *s = (const unsigned char *) key;
-	bool		cut = false;
-	size_t		i = 0;
-
-	if (len > PATH_KEY_MAX)
-	{
-		/* at a character boundary: not inside a UTF-8 sequence */
-		len = PATH_KEY_MAX;
-		while (len > 0 && (s[len] & 0xC0) == 0x80)
-			len--;
-		cut = true;
-	}
-	if (enc->kind != BSON_ENC_CONVERT || bson_ascii_prefix(key, (int) len) == (int) len)
-		appendBinaryStringInfo(out, key, (int) len);
-	else
-	{
-		while (i < len)
-		{
-			int			charlen = pg_utf_mblen(s + i);
-			pg_wchar	c;
-
-			if (s[i] < 0x80)
-			{
-				appendStringInfoChar(out, (char) s[i]);
-				i++;
-				continue;
-			}
-			c = utf8_to_unicode(s + i);
-			if (c > 0xFFFF)
-				appendStringInfo(out, "\\u%04x\\u%04x",
-								 (unsigned) (0xD800 + ((c - 0x10000) >> 10)),
-								 (unsigned) (0xDC00 + ((c - 0x10000) & 0x3FF)));
-			else
-				appendStringInfo(out, "\\u%04x", (unsigned) c);
-			i += charlen;
-		}
-	}
-	if (cut)
-		appendStringInfoString(out, "...");
-}
-
 void
 bson_decode_path_text(const BsonDecodePath *path, StringInfo out)
 {
-	const BsonDecodePath *chain[64];
+	const BsonDecodePath *chain[BSON_PATH_DEPTH_MAX];
 	int			n = 0;
 
-	/* the innermost 64 levels are plenty to find the element */
 	for (const BsonDecodePath *p = path; p && p->key && n < (int) lengthof(chain); p = p->parent)
 		chain[n++] = p;
 	if (n == (int) lengthof(chain))
-		appendStringInfoString(out, "...");
+		bson_path_append_elided(out);
 	while (n-- > 0)
 	{
 		const BsonDecodePath *p = chain[n];
 
+		/* array keys are any UTF-8 too, not always digits */
 		if (p->in_array)
-		{
-			/* array keys are any UTF-8 too, not always digits */
-			appendStringInfoChar(out, '[');
-			append_key_text(out, p->key, p->keylen);
-			appendStringInfoChar(out, ']');
-		}
+			bson_path_append_array_key(out, p->key, (int) p->keylen);
 		else
-		{
-			if (out->len > 0)
-				appendStringInfoChar(out, '.');
-			append_key_text(out, p->key, p->keylen);
-		}
+			bson_path_append_key(out, p->key, (int) p->keylen, BSON_KEY_UTF8);
 	}
 	if (out->len == 0)
 		appendStringInfoString(out, "(top level)");

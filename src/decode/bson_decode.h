@@ -17,6 +17,7 @@
 
 #include "bson_reader.h"
 #include "decimal128.h"
+#include "error_path.h"
 #include "extjson_scalars.h"
 
 /*

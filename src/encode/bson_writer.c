@@ -117,63 +117,6 @@ bson_describe_location(BsonWriter *w, const char *input, StringInfo out)
 		w->locate(w->locate_arg, input, out);
 }
 
-static bool
-is_plain_key(const char *key, int keylen)
-{
-	if (keylen == 0 || (key[0] >= '0' && key[0] <= '9'))
-		return false;
-	for (int i = 0; i < keylen; i++)
-	{
-		char		c = key[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '$'))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Paths in error messages: orders[2].at, or ["odd key"] where a key is not
- * a plain identifier.  The
- * key that failed conversion itself is shown with its non-ASCII bytes as
- * \xNN, since they are what could not be converted; every other key on the
- * path was converted already and is shown as it is.
- */
-void
-bson_path_append_key(StringInfo out, const char *key, int keylen,
-					 bool escape_non_ascii)
-{
-	if (is_plain_key(key, keylen))
-	{
-		if (out->len > 0)
-			appendStringInfoChar(out, '.');
-		appendBinaryStringInfo(out, key, keylen);
-		return;
-	}
-	appendStringInfoString(out, "[\"");
-	for (int i = 0; i < keylen; i++)
-	{
-		unsigned char c = (unsigned char) key[i];
-
-		if (c < 0x20 || c == 0x7F || (c >= 0x80 && escape_non_ascii))
-			appendStringInfo(out, "\\x%02x", c);
-		else
-		{
-			if (c == '"' || c == '\\')
-				appendStringInfoChar(out, '\\');
-			appendStringInfoChar(out, (char) c);
-		}
-	}
-	appendStringInfoString(out, "\"]");
-}
-
-void
-bson_path_append_index(StringInfo path, int index)
-{
-	appendStringInfo(path, "[%d]", index);
-}
-
 /*
  * A key or string that cannot become UTF-8: either invalid in a SQL_ASCII
  * database (22021) or without a UTF-8 equivalent (22P05).

@@ -31,6 +31,7 @@
 #include "bson_compat.h"
 #include "bson_encoding.h"
 #include "bson_types.h"
+#include "error_path.h"
 
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
@@ -91,10 +92,6 @@ extern void bson_key_general(BsonWriter *w, const char *key, int keylen, Size va
 extern void bson_string_general(BsonWriter *w, const char *s, int len);
 extern void bson_describe_location(BsonWriter *w, const char *input, StringInfo out);
 
-/* Paths in error messages: orders[2].at, or ["odd key"] */
-extern void bson_path_append_key(StringInfo path, const char *key, int keylen,
-								 bool escape_non_ascii);
-extern void bson_path_append_index(StringInfo path, int index);
 
 /* Make sure n more bytes fit. */
 static inline void

@@ -860,7 +860,7 @@ locate_in_value(const char **pp, const char *end, const char *target,
 				/* the raw key text, escapes and all */
 				while (k < end && *k != '"')
 					k += (*k == '\\') ? 2 : 1;
-				bson_path_append_key(path, kstart + 1, (int) (k - kstart - 1), false);
+				bson_path_append_key(path, kstart + 1, (int) (k - kstart - 1), BSON_KEY_SERVER);
 				if (kstart == target || kstart + 1 == target)
 					return true;
 				p = k + 1;

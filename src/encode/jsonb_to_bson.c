@@ -420,7 +420,8 @@ locate_in_container(const JsonbContainer *jc, const char *target, StringInfo out
 		const char *value = child_value(&c, &child);
 
 		if (child.key)
-			bson_path_append_key(out, child.key, child.keylen, child.key == target);
+			bson_path_append_key(out, child.key, child.keylen,
+								 child.key == target ? BSON_KEY_SERVER_FAILED : BSON_KEY_SERVER);
 		else
 			bson_path_append_index(out, (int) child.index);
 		if (child.key == target || value == target ||

@@ -275,7 +275,7 @@ path_text(const ValuePath *path)
 		const ValuePath *p = parts[--n];
 
 		if (p->name)
-			bson_path_append_key(&buf, p->name, p->namelen, false);
+			bson_path_append_key(&buf, p->name, p->namelen, BSON_KEY_SERVER);
 		else
 			bson_path_append_index(&buf, p->index);
 	}
