@@ -6,8 +6,10 @@
  * BSON mapping (domains resolved to their base type, arrays to their element
  * type, composites to their own columns, output functions looked up) is
  * worked out into a BsonRecordCache kept in fn_extra, as contrib/hstore's
- * hstore_from_record keeps its column I/O data.  Per row there is only the
- * tuple to deform and the values to write.
+ * hstore_from_record keeps its column I/O data.  An anonymous record nested
+ * in a row carries its row type in each value; each such row type is worked
+ * out the first time it turns up and kept with the rest.  Per row there is
+ * only the tuple to deform and the values to write.
  *
  * Mapping: boolean -> boolean; smallint, integer -> int32; bigint -> int64;
  * real, double precision -> double; numeric -> exact decimal128; text,
@@ -81,8 +83,16 @@ struct ValueInfo
 	int16		elmlen;
 	bool		elmbyval;
 	char		elmalign;
-	/* VK_COMPOSITE: the columns; for anonymous records, found per value */
+	/*
+	 * VK_COMPOSITE: the columns of a named row type.  An anonymous record
+	 * (record is NULL) carries its row type in each value, as a typmod; the
+	 * row types met in this place are kept in records, made in mcxt (the
+	 * call's memory) the first time each turns up, so that an array of a
+	 * million records looks its row type up once, not per element.
+	 */
 	BsonRecordCache *record;
+	BsonRecordCache *records;
+	MemoryContext mcxt;
 	/* VK_OUTPUT */
 	FmgrInfo	output;
 };
@@ -211,7 +221,9 @@ build_value_info(ValueInfo *vi, Oid typid, int32 typmod, MemoryContext mcxt)
 	{
 		vi->kind = VK_COMPOSITE;
 		/* anonymous records are told apart per value, by their typmod */
-		if (base != RECORDOID)
+		if (base == RECORDOID)
+			vi->mcxt = mcxt;
+		else
 		{
 			vi->record = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
 			build_record(vi->record, base, typmod, mcxt);
@@ -307,7 +319,7 @@ timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 }
 
 static void write_value(BsonWriter *w, char *type_at, Datum value,
-						const ValueInfo *vi, bool omit_nulls,
+						ValueInfo *vi, bool omit_nulls,
 						const ValuePath *path);
 
 /*
@@ -316,7 +328,7 @@ static void write_value(BsonWriter *w, char *type_at, Datum value,
  */
 static void
 write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
-				Datum *elems, bool *nulls, int *next, const ValueInfo *vi,
+				Datum *elems, bool *nulls, int *next, ValueInfo *vi,
 				bool omit_nulls, const ValuePath *path)
 {
 	check_stack_depth();
@@ -385,7 +397,7 @@ write_binary(BsonWriter *w, char *type_at, const char *data, int len, uint8 subt
  * elements keep their NULLs: their positions are their keys).
  */
 static void
-write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
+write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 			bool omit_nulls, const ValuePath *path)
 {
 	switch (vi->kind)
@@ -526,9 +538,11 @@ write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
 				if (rec == NULL)
 				{
 					/* an anonymous record: its type comes with the value */
-					rec = bson_record_cache(NULL, HeapTupleHeaderGetTypeId(row),
-											HeapTupleHeaderGetTypMod(row),
-											CurrentMemoryContext);
+					vi->records = bson_record_cache(vi->records,
+													HeapTupleHeaderGetTypeId(row),
+													HeapTupleHeaderGetTypMod(row),
+													vi->mcxt);
+					rec = vi->records;
 				}
 				*type_at = BSON_TYPE_DOCUMENT;
 				open = bson_open(w);
@@ -538,7 +552,7 @@ write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
 			}
 		case VK_OUTPUT:
 			{
-				char	   *s = OutputFunctionCall((FmgrInfo *) &vi->output, value);
+				char	   *s = OutputFunctionCall(&vi->output, value);
 
 				write_string(w, type_at, s, strlen(s), path);
 				pfree(s);
@@ -569,7 +583,7 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 
 	for (int i = 0; i < natts; i++)
 	{
-		const ColumnInfo *col = &cache->columns[i];
+		ColumnInfo *col = &cache->columns[i];
 		ValuePath	here = {parent, col->name, col->namelen, 0};
 		char	   *type_at;
 
