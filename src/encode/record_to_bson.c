@@ -27,6 +27,7 @@
 #include "datatype/timestamp.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
@@ -323,38 +324,54 @@ static void write_value(BsonWriter *w, char *type_at, Datum value,
 						const ValuePath *path);
 
 /*
- * The elements of one dimension of an array, from elems[*next] on: nested
- * arrays for the outer dimensions.
+ * Where write_array_dim is in an array's elements, which are read one at a
+ * time in storage order rather than copied out all at once: an array can
+ * hold over a hundred million of them.
+ */
+typedef struct ArrayCursor
+{
+	array_iter	iter;
+	int			next;			/* index of the next element */
+} ArrayCursor;
+
+/*
+ * The elements of one dimension of an array, from the cursor's next element
+ * on: nested arrays for the outer dimensions.
  */
 static void
 write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
-				Datum *elems, bool *nulls, int *next, ValueInfo *vi,
-				bool omit_nulls, const ValuePath *path)
+				ArrayCursor *cursor, ValueInfo *vi, bool omit_nulls,
+				const ValuePath *path)
 {
 	check_stack_depth();
 	for (int i = 0; i < dims[level]; i++)
 	{
 		ValuePath	here = {path, NULL, 0, i};
-		char	   *type_at = bson_index_key_deferred(w, (uint32) i, 16);
+		char	   *type_at;
 
+		CHECK_FOR_INTERRUPTS();
+		type_at = bson_index_key_deferred(w, (uint32) i, 16);
 		if (level < ndim - 1)
 		{
 			Size		open;
 
 			*type_at = BSON_TYPE_ARRAY;
 			open = bson_open(w);
-			write_array_dim(w, dims, ndim, level + 1, elems, nulls, next, vi,
-							omit_nulls, &here);
+			write_array_dim(w, dims, ndim, level + 1, cursor, vi, omit_nulls,
+							&here);
 			bson_close(w, open);
 		}
 		else
 		{
-			int			k = (*next)++;
+			bool		isnull;
+			Datum		elem = array_iter_next(&cursor->iter, &isnull,
+											   cursor->next++, vi->elmlen,
+											   vi->elmbyval, vi->elmalign);
 
-			if (nulls && nulls[k])
+			if (isnull)
 				*type_at = BSON_TYPE_NULL;
 			else
-				write_value(w, type_at, elems[k], vi->element, omit_nulls, &here);
+				write_value(w, type_at, elem, vi->element, omit_nulls, &here);
 		}
 	}
 }
@@ -515,15 +532,12 @@ write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 				open = bson_open(w);
 				if (ndim > 0)
 				{
-					Datum	   *elems;
-					bool	   *nulls;
-					int			n;
-					int			next = 0;
+					ArrayCursor cursor;
 
-					deconstruct_array(arr, vi->elemtype, vi->elmlen, vi->elmbyval,
-									  vi->elmalign, &elems, &nulls, &n);
-					write_array_dim(w, ARR_DIMS(arr), ndim, 0, elems,
-									ARR_HASNULL(arr) ? nulls : NULL, &next, vi,
+					Assert(ARR_ELEMTYPE(arr) == vi->elemtype);
+					array_iter_setup(&cursor.iter, (AnyArrayType *) arr);
+					cursor.next = 0;
+					write_array_dim(w, ARR_DIMS(arr), ndim, 0, &cursor, vi,
 									omit_nulls, path);
 				}
 				bson_close(w, open);
@@ -587,6 +601,7 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 		ValuePath	here = {parent, col->name, col->namelen, 0};
 		char	   *type_at;
 
+		CHECK_FOR_INTERRUPTS();
 		if (col->dropped || (nulls[i] && omit_nulls))
 			continue;
 		w->locate_arg = &here;

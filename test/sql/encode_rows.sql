@@ -98,6 +98,14 @@ SELECT v(row_to_bson(ROW('[1, "x", null]'::json))), v(row_to_bson(ROW('"s"'::jso
 SELECT x, v(row_to_bson(ROW(x))) FROM (VALUES ('{}'::int[]), ('{1,NULL,3}'), ('{{1,2},{3,NULL}}'), ('{{{1},{2}},{{3},{4}}}'), ('[0:1]={7,8}')) t(x);
 SELECT v(row_to_bson(ROW('{a,NULL}'::text[]))), v(row_to_bson(ROW(ARRAY[ROW(1, 2.0)::point2]))),
        v(row_to_bson(ROW(ARRAY['{"a": 1}'::jsonb]))), v(row_to_bson(ROW(ARRAY['12.30'::numeric(5,2)])));
+-- NULLs beyond the first byte of the null bitmap, between elements of fixed
+-- and of variable length, in one and two dimensions (columns in jsonb's key
+-- order)
+SELECT row_to_bson(t) = to_bson(to_jsonb(t)) AS same
+FROM (SELECT '{{1,2,3,4,5,6,7,8,9},{NULL,2,3,4,5,6,7,NULL,NULL}}'::int[] AS grid,
+             ARRAY(SELECT CASE WHEN i % 7 < 2 OR i = 40 THEN NULL ELSE i END FROM generate_series(0, 40) i) AS ints,
+             ARRAY(SELECT CASE WHEN i % 5 = 3 THEN NULL ELSE repeat('x', i) END FROM generate_series(0, 40) i) AS texts,
+             '{{a,bb,NULL,ccc,d,e,f,g,h},{i,NULL,jj,k,l,m,n,o,NULL}}'::text[] AS words) t;
 
 -- composites, nested; anonymous records; domains; enums and other types by their output
 SELECT v(row_to_bson(ROW(ROW(ROW(1, 1.5)::point2, NULL, 'L')::line2)));
