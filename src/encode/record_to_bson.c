@@ -319,6 +319,40 @@ timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 	return ms;
 }
 
+/* The same for a date: its midnight, UTC */
+static int64
+date_to_ms(DateADT d, const ValuePath *path)
+{
+	if (DATE_NOT_FINITE(d))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
+						path_text(path)),
+				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+	return ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) *
+		INT64CONST(86400000);
+}
+
+/* A numeric as decimal128, exactly, or an error naming the value */
+static void
+numeric_to_decimal128(Numeric num, uint64 *low, uint64 *high,
+					  const ValuePath *path)
+{
+	int			digits;
+	int			exponent;
+
+	if (bson_decimal128_from_numeric(num, low, high))
+		return;
+	bson_numeric_shape(num, &digits, &exponent);
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
+					path_text(path)),
+			 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
+					   digits, exponent),
+			 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
+}
+
 static void write_value(BsonWriter *w, char *type_at, Datum value,
 						ValueInfo *vi, bool omit_nulls,
 						const ValuePath *path);
@@ -409,15 +443,18 @@ write_binary(BsonWriter *w, char *type_at, const char *data, int len, uint8 subt
 }
 
 /*
- * One non-NULL value, its element header written with a deferred type.
- * omit_nulls applies to the fields of composites inside it too (array
- * elements keep their NULLs: their positions are their keys).
+ * The writers of the families of types follow, one value each, its element
+ * header written with a deferred type; write_value picks one by the value's
+ * kind.
+ *
+ * boolean, smallint, integer, bigint, real, double precision and numeric:
+ * BSON's fixed-size values, the header having left room for them.
  */
 static void
-write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
-			bool omit_nulls, const ValuePath *path)
+write_number(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+			 const ValuePath *path)
 {
-	switch (vi->kind)
+	switch (kind)
 	{
 		case VK_BOOL:
 			*type_at = BSON_TYPE_BOOL;
@@ -445,133 +482,186 @@ write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 			break;
 		case VK_NUMERIC:
 			{
-				Numeric		num = DatumGetNumeric(value);
 				uint64		low;
 				uint64		high;
 
-				if (!bson_decimal128_from_numeric(num, &low, &high))
-				{
-					int			digits;
-					int			exponent;
-
-					bson_numeric_shape(num, &digits, &exponent);
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
-									path_text(path)),
-							 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
-									   digits, exponent),
-							 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
-				}
+				numeric_to_decimal128(DatumGetNumeric(value), &low, &high, path);
 				*type_at = BSON_TYPE_DECIMAL128;
 				bson_put_decimal128(w, low, high);
 				break;
 			}
-		case VK_TEXT:
-			{
-				text	   *t = DatumGetTextPP(value);
+		default:
+			elog(ERROR, "unrecognized value kind for a number: %d", (int) kind);
+	}
+}
 
-				write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), path);
-				break;
-			}
-		case VK_NAME:
-			{
-				const char *s = NameStr(*DatumGetName(value));
+/* date, timestamp and timestamptz: BSON datetimes */
+static void
+write_datetime(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+			   const ValuePath *path)
+{
+	int64		ms;
 
-				write_string(w, type_at, s, strlen(s), path);
-				break;
-			}
-		case VK_BYTEA:
-			{
-				bytea	   *b = DatumGetByteaPP(value);
+	if (kind == VK_DATE)
+		ms = date_to_ms(DatumGetDateADT(value), path);
+	else
+		ms = timestamp_to_ms(DatumGetTimestamp(value), path, "timestamp");
+	*type_at = BSON_TYPE_DATETIME;
+	bson_put_int64(w, ms);
+}
 
-				write_binary(w, type_at, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), 0);
-				break;
-			}
-		case VK_UUID:
-			write_binary(w, type_at, (const char *) DatumGetUUIDP(value)->data,
-						 UUID_LEN, 4);
+/* text, varchar, char(n) and name: strings */
+static void
+write_text(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+		   const ValuePath *path)
+{
+	if (kind == VK_NAME)
+	{
+		const char *s = NameStr(*DatumGetName(value));
+
+		write_string(w, type_at, s, strlen(s), path);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), path);
+	}
+}
+
+/* bytea and uuid: binary subtypes 0 and 4 */
+static void
+write_bytes(BsonWriter *w, char *type_at, Datum value, ValueKind kind)
+{
+	if (kind == VK_UUID)
+		write_binary(w, type_at, (const char *) DatumGetUUIDP(value)->data,
+					 UUID_LEN, 4);
+	else
+	{
+		bytea	   *b = DatumGetByteaPP(value);
+
+		write_binary(w, type_at, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), 0);
+	}
+}
+
+/* json as json_to_bson reads its text; jsonb as to_bson maps it */
+static void
+write_json(BsonWriter *w, char *type_at, Datum value, ValueKind kind)
+{
+	if (kind == VK_JSONB)
+		bson_write_jsonb_value(w, type_at, DatumGetJsonbP(value));
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		bson_write_json_value(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+}
+
+/* Any other type: the string its output function writes */
+static void
+write_output(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			 const ValuePath *path)
+{
+	char	   *s = OutputFunctionCall(&vi->output, value);
+
+	write_string(w, type_at, s, strlen(s), path);
+	pfree(s);
+}
+
+/* Arrays: BSON arrays, nested per dimension, NULL elements as BSON null */
+static void
+write_array(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			bool omit_nulls, const ValuePath *path)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(value);
+	Size		open;
+
+	*type_at = BSON_TYPE_ARRAY;
+	open = bson_open(w);
+	if (ARR_NDIM(arr) > 0)
+	{
+		ArrayCursor cursor;
+
+		Assert(ARR_ELEMTYPE(arr) == vi->elemtype);
+		array_iter_setup(&cursor.iter, (AnyArrayType *) arr);
+		cursor.next = 0;
+		write_array_dim(w, ARR_DIMS(arr), ARR_NDIM(arr), 0, &cursor, vi,
+						omit_nulls, path);
+	}
+	bson_close(w, open);
+}
+
+/* Composites, named or anonymous: embedded documents */
+static void
+write_record(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			 bool omit_nulls, const ValuePath *path)
+{
+	HeapTupleHeader row = DatumGetHeapTupleHeader(value);
+	BsonRecordCache *rec = vi->record;
+	Size		open;
+
+	if (rec == NULL)
+	{
+		/* an anonymous record: its type comes with the value */
+		vi->records = bson_record_cache(vi->records,
+										HeapTupleHeaderGetTypeId(row),
+										HeapTupleHeaderGetTypMod(row),
+										vi->mcxt);
+		rec = vi->records;
+	}
+	*type_at = BSON_TYPE_DOCUMENT;
+	open = bson_open(w);
+	append_fields(w, rec, row, omit_nulls, path);
+	bson_close(w, open);
+}
+
+/*
+ * One non-NULL value, its element header written with a deferred type, by
+ * the writer of its family.  omit_nulls applies to the fields of composites
+ * inside it too (array elements keep their NULLs: their positions are their
+ * keys).
+ */
+static void
+write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			bool omit_nulls, const ValuePath *path)
+{
+	switch (vi->kind)
+	{
+		case VK_BOOL:
+		case VK_INT2:
+		case VK_INT4:
+		case VK_INT8:
+		case VK_FLOAT4:
+		case VK_FLOAT8:
+		case VK_NUMERIC:
+			write_number(w, type_at, value, vi->kind, path);
 			break;
 		case VK_DATE:
-			{
-				DateADT		d = DatumGetDateADT(value);
-
-				if (DATE_NOT_FINITE(d))
-					ereport(ERROR,
-							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-							 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
-									path_text(path)),
-							 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
-				*type_at = BSON_TYPE_DATETIME;
-				bson_put_int64(w, ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE))
-							   * INT64CONST(86400000));
-				break;
-			}
 		case VK_TIMESTAMP:
-			*type_at = BSON_TYPE_DATETIME;
-			bson_put_int64(w, timestamp_to_ms(DatumGetTimestamp(value), path,
-											  "timestamp"));
+			write_datetime(w, type_at, value, vi->kind, path);
+			break;
+		case VK_TEXT:
+		case VK_NAME:
+			write_text(w, type_at, value, vi->kind, path);
+			break;
+		case VK_BYTEA:
+		case VK_UUID:
+			write_bytes(w, type_at, value, vi->kind);
 			break;
 		case VK_JSON:
-			{
-				text	   *t = DatumGetTextPP(value);
-
-				bson_write_json_value(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-				break;
-			}
 		case VK_JSONB:
-			bson_write_jsonb_value(w, type_at, DatumGetJsonbP(value));
+			write_json(w, type_at, value, vi->kind);
 			break;
 		case VK_ARRAY:
-			{
-				ArrayType  *arr = DatumGetArrayTypeP(value);
-				int			ndim = ARR_NDIM(arr);
-				Size		open;
-
-				*type_at = BSON_TYPE_ARRAY;
-				open = bson_open(w);
-				if (ndim > 0)
-				{
-					ArrayCursor cursor;
-
-					Assert(ARR_ELEMTYPE(arr) == vi->elemtype);
-					array_iter_setup(&cursor.iter, (AnyArrayType *) arr);
-					cursor.next = 0;
-					write_array_dim(w, ARR_DIMS(arr), ndim, 0, &cursor, vi,
-									omit_nulls, path);
-				}
-				bson_close(w, open);
-				break;
-			}
+			write_array(w, type_at, value, vi, omit_nulls, path);
+			break;
 		case VK_COMPOSITE:
-			{
-				HeapTupleHeader row = DatumGetHeapTupleHeader(value);
-				BsonRecordCache *rec = vi->record;
-				Size		open;
-
-				if (rec == NULL)
-				{
-					/* an anonymous record: its type comes with the value */
-					vi->records = bson_record_cache(vi->records,
-													HeapTupleHeaderGetTypeId(row),
-													HeapTupleHeaderGetTypMod(row),
-													vi->mcxt);
-					rec = vi->records;
-				}
-				*type_at = BSON_TYPE_DOCUMENT;
-				open = bson_open(w);
-				append_fields(w, rec, row, omit_nulls, path);
-				bson_close(w, open);
-				break;
-			}
+			write_record(w, type_at, value, vi, omit_nulls, path);
+			break;
 		case VK_OUTPUT:
-			{
-				char	   *s = OutputFunctionCall(&vi->output, value);
-
-				write_string(w, type_at, s, strlen(s), path);
-				pfree(s);
-				break;
-			}
+			write_output(w, type_at, value, vi, path);
+			break;
 	}
 }
 
