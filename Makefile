@@ -32,7 +32,7 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 # databases (installcheck-encodings below).
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
-	encode_numeric_infinity decode decode_invalid upgrade
+	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -6,8 +6,10 @@
  * BSON mapping (domains resolved to their base type, arrays to their element
  * type, composites to their own columns, output functions looked up) is
  * worked out into a BsonRecordCache kept in fn_extra, as contrib/hstore's
- * hstore_from_record keeps its column I/O data.  Per row there is only the
- * tuple to deform and the values to write.
+ * hstore_from_record keeps its column I/O data.  An anonymous record nested
+ * in a row carries its row type in each value; each such row type is worked
+ * out the first time it turns up and kept with the rest.  Per row there is
+ * only the tuple to deform and the values to write.
  *
  * Mapping: boolean -> boolean; smallint, integer -> int32; bigint -> int64;
  * real, double precision -> double; numeric -> exact decimal128; text,
@@ -25,6 +27,7 @@
 #include "datatype/timestamp.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/timestamp.h"
@@ -81,8 +84,16 @@ struct ValueInfo
 	int16		elmlen;
 	bool		elmbyval;
 	char		elmalign;
-	/* VK_COMPOSITE: the columns; for anonymous records, found per value */
+	/*
+	 * VK_COMPOSITE: the columns of a named row type.  An anonymous record
+	 * (record is NULL) carries its row type in each value, as a typmod; the
+	 * row types met in this place are kept in records, made in mcxt (the
+	 * call's memory) the first time each turns up, so that an array of a
+	 * million records looks its row type up once, not per element.
+	 */
 	BsonRecordCache *record;
+	BsonRecordCache *records;
+	MemoryContext mcxt;
 	/* VK_OUTPUT */
 	FmgrInfo	output;
 };
@@ -211,7 +222,9 @@ build_value_info(ValueInfo *vi, Oid typid, int32 typmod, MemoryContext mcxt)
 	{
 		vi->kind = VK_COMPOSITE;
 		/* anonymous records are told apart per value, by their typmod */
-		if (base != RECORDOID)
+		if (base == RECORDOID)
+			vi->mcxt = mcxt;
+		else
 		{
 			vi->record = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
 			build_record(vi->record, base, typmod, mcxt);
@@ -306,43 +319,93 @@ timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 	return ms;
 }
 
+/* The same for a date: its midnight, UTC */
+static int64
+date_to_ms(DateADT d, const ValuePath *path)
+{
+	if (DATE_NOT_FINITE(d))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
+						path_text(path)),
+				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+	return ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) *
+		INT64CONST(86400000);
+}
+
+/* A numeric as decimal128, exactly, or an error naming the value */
+static void
+numeric_to_decimal128(Numeric num, uint64 *low, uint64 *high,
+					  const ValuePath *path)
+{
+	int			digits;
+	int			exponent;
+
+	if (bson_decimal128_from_numeric(num, low, high))
+		return;
+	bson_numeric_shape(num, &digits, &exponent);
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
+					path_text(path)),
+			 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
+					   digits, exponent),
+			 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
+}
+
 static void write_value(BsonWriter *w, char *type_at, Datum value,
-						const ValueInfo *vi, bool omit_nulls,
+						ValueInfo *vi, bool omit_nulls,
 						const ValuePath *path);
 
 /*
- * The elements of one dimension of an array, from elems[*next] on: nested
- * arrays for the outer dimensions.
+ * Where write_array_dim is in an array's elements, which are read one at a
+ * time in storage order rather than copied out all at once: an array can
+ * hold over a hundred million of them.
+ */
+typedef struct ArrayCursor
+{
+	array_iter	iter;
+	int			next;			/* index of the next element */
+} ArrayCursor;
+
+/*
+ * The elements of one dimension of an array, from the cursor's next element
+ * on: nested arrays for the outer dimensions.
  */
 static void
 write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
-				Datum *elems, bool *nulls, int *next, const ValueInfo *vi,
-				bool omit_nulls, const ValuePath *path)
+				ArrayCursor *cursor, ValueInfo *vi, bool omit_nulls,
+				const ValuePath *path)
 {
 	check_stack_depth();
 	for (int i = 0; i < dims[level]; i++)
 	{
 		ValuePath	here = {path, NULL, 0, i};
-		char	   *type_at = bson_index_key_deferred(w, (uint32) i, 16);
+		char	   *type_at;
 
+		CHECK_FOR_INTERRUPTS();
+		type_at = bson_index_key_deferred(w, (uint32) i, 16);
 		if (level < ndim - 1)
 		{
 			Size		open;
 
 			*type_at = BSON_TYPE_ARRAY;
 			open = bson_open(w);
-			write_array_dim(w, dims, ndim, level + 1, elems, nulls, next, vi,
-							omit_nulls, &here);
+			write_array_dim(w, dims, ndim, level + 1, cursor, vi, omit_nulls,
+							&here);
 			bson_close(w, open);
 		}
 		else
 		{
-			int			k = (*next)++;
+			bool		isnull;
+			Datum		elem = array_iter_next(&cursor->iter, &isnull,
+											   cursor->next++, vi->elmlen,
+											   vi->elmbyval, vi->elmalign);
 
-			if (nulls && nulls[k])
+			if (isnull)
 				*type_at = BSON_TYPE_NULL;
 			else
-				write_value(w, type_at, elems[k], vi->element, omit_nulls, &here);
+				write_value(w, type_at, elem, vi->element, omit_nulls, &here);
 		}
 	}
 }
@@ -380,15 +443,18 @@ write_binary(BsonWriter *w, char *type_at, const char *data, int len, uint8 subt
 }
 
 /*
- * One non-NULL value, its element header written with a deferred type.
- * omit_nulls applies to the fields of composites inside it too (array
- * elements keep their NULLs: their positions are their keys).
+ * The writers of the families of types follow, one value each, its element
+ * header written with a deferred type; write_value picks one by the value's
+ * kind.
+ *
+ * boolean, smallint, integer, bigint, real, double precision and numeric:
+ * BSON's fixed-size values, the header having left room for them.
  */
 static void
-write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
-			bool omit_nulls, const ValuePath *path)
+write_number(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+			 const ValuePath *path)
 {
-	switch (vi->kind)
+	switch (kind)
 	{
 		case VK_BOOL:
 			*type_at = BSON_TYPE_BOOL;
@@ -416,134 +482,186 @@ write_value(BsonWriter *w, char *type_at, Datum value, const ValueInfo *vi,
 			break;
 		case VK_NUMERIC:
 			{
-				Numeric		num = DatumGetNumeric(value);
 				uint64		low;
 				uint64		high;
 
-				if (!bson_decimal128_from_numeric(num, &low, &high))
-				{
-					int			digits;
-					int			exponent;
-
-					bson_numeric_shape(num, &digits, &exponent);
-					ereport(ERROR,
-							(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-							 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
-									path_text(path)),
-							 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
-									   digits, exponent),
-							 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
-				}
+				numeric_to_decimal128(DatumGetNumeric(value), &low, &high, path);
 				*type_at = BSON_TYPE_DECIMAL128;
 				bson_put_decimal128(w, low, high);
 				break;
 			}
-		case VK_TEXT:
-			{
-				text	   *t = DatumGetTextPP(value);
+		default:
+			elog(ERROR, "unrecognized value kind for a number: %d", (int) kind);
+	}
+}
 
-				write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), path);
-				break;
-			}
-		case VK_NAME:
-			{
-				const char *s = NameStr(*DatumGetName(value));
+/* date, timestamp and timestamptz: BSON datetimes */
+static void
+write_datetime(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+			   const ValuePath *path)
+{
+	int64		ms;
 
-				write_string(w, type_at, s, strlen(s), path);
-				break;
-			}
-		case VK_BYTEA:
-			{
-				bytea	   *b = DatumGetByteaPP(value);
+	if (kind == VK_DATE)
+		ms = date_to_ms(DatumGetDateADT(value), path);
+	else
+		ms = timestamp_to_ms(DatumGetTimestamp(value), path, "timestamp");
+	*type_at = BSON_TYPE_DATETIME;
+	bson_put_int64(w, ms);
+}
 
-				write_binary(w, type_at, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), 0);
-				break;
-			}
-		case VK_UUID:
-			write_binary(w, type_at, (const char *) DatumGetUUIDP(value)->data,
-						 UUID_LEN, 4);
+/* text, varchar, char(n) and name: strings */
+static void
+write_text(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
+		   const ValuePath *path)
+{
+	if (kind == VK_NAME)
+	{
+		const char *s = NameStr(*DatumGetName(value));
+
+		write_string(w, type_at, s, strlen(s), path);
+	}
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		write_string(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), path);
+	}
+}
+
+/* bytea and uuid: binary subtypes 0 and 4 */
+static void
+write_bytes(BsonWriter *w, char *type_at, Datum value, ValueKind kind)
+{
+	if (kind == VK_UUID)
+		write_binary(w, type_at, (const char *) DatumGetUUIDP(value)->data,
+					 UUID_LEN, 4);
+	else
+	{
+		bytea	   *b = DatumGetByteaPP(value);
+
+		write_binary(w, type_at, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), 0);
+	}
+}
+
+/* json as json_to_bson reads its text; jsonb as to_bson maps it */
+static void
+write_json(BsonWriter *w, char *type_at, Datum value, ValueKind kind)
+{
+	if (kind == VK_JSONB)
+		bson_write_jsonb_value(w, type_at, DatumGetJsonbP(value));
+	else
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		bson_write_json_value(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+}
+
+/* Any other type: the string its output function writes */
+static void
+write_output(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			 const ValuePath *path)
+{
+	char	   *s = OutputFunctionCall(&vi->output, value);
+
+	write_string(w, type_at, s, strlen(s), path);
+	pfree(s);
+}
+
+/* Arrays: BSON arrays, nested per dimension, NULL elements as BSON null */
+static void
+write_array(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			bool omit_nulls, const ValuePath *path)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(value);
+	Size		open;
+
+	*type_at = BSON_TYPE_ARRAY;
+	open = bson_open(w);
+	if (ARR_NDIM(arr) > 0)
+	{
+		ArrayCursor cursor;
+
+		Assert(ARR_ELEMTYPE(arr) == vi->elemtype);
+		array_iter_setup(&cursor.iter, (AnyArrayType *) arr);
+		cursor.next = 0;
+		write_array_dim(w, ARR_DIMS(arr), ARR_NDIM(arr), 0, &cursor, vi,
+						omit_nulls, path);
+	}
+	bson_close(w, open);
+}
+
+/* Composites, named or anonymous: embedded documents */
+static void
+write_record(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			 bool omit_nulls, const ValuePath *path)
+{
+	HeapTupleHeader row = DatumGetHeapTupleHeader(value);
+	BsonRecordCache *rec = vi->record;
+	Size		open;
+
+	if (rec == NULL)
+	{
+		/* an anonymous record: its type comes with the value */
+		vi->records = bson_record_cache(vi->records,
+										HeapTupleHeaderGetTypeId(row),
+										HeapTupleHeaderGetTypMod(row),
+										vi->mcxt);
+		rec = vi->records;
+	}
+	*type_at = BSON_TYPE_DOCUMENT;
+	open = bson_open(w);
+	append_fields(w, rec, row, omit_nulls, path);
+	bson_close(w, open);
+}
+
+/*
+ * One non-NULL value, its element header written with a deferred type, by
+ * the writer of its family.  omit_nulls applies to the fields of composites
+ * inside it too (array elements keep their NULLs: their positions are their
+ * keys).
+ */
+static void
+write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
+			bool omit_nulls, const ValuePath *path)
+{
+	switch (vi->kind)
+	{
+		case VK_BOOL:
+		case VK_INT2:
+		case VK_INT4:
+		case VK_INT8:
+		case VK_FLOAT4:
+		case VK_FLOAT8:
+		case VK_NUMERIC:
+			write_number(w, type_at, value, vi->kind, path);
 			break;
 		case VK_DATE:
-			{
-				DateADT		d = DatumGetDateADT(value);
-
-				if (DATE_NOT_FINITE(d))
-					ereport(ERROR,
-							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-							 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
-									path_text(path)),
-							 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
-				*type_at = BSON_TYPE_DATETIME;
-				bson_put_int64(w, ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE))
-							   * INT64CONST(86400000));
-				break;
-			}
 		case VK_TIMESTAMP:
-			*type_at = BSON_TYPE_DATETIME;
-			bson_put_int64(w, timestamp_to_ms(DatumGetTimestamp(value), path,
-											  "timestamp"));
+			write_datetime(w, type_at, value, vi->kind, path);
+			break;
+		case VK_TEXT:
+		case VK_NAME:
+			write_text(w, type_at, value, vi->kind, path);
+			break;
+		case VK_BYTEA:
+		case VK_UUID:
+			write_bytes(w, type_at, value, vi->kind);
 			break;
 		case VK_JSON:
-			{
-				text	   *t = DatumGetTextPP(value);
-
-				bson_write_json_value(w, type_at, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-				break;
-			}
 		case VK_JSONB:
-			bson_write_jsonb_value(w, type_at, DatumGetJsonbP(value));
+			write_json(w, type_at, value, vi->kind);
 			break;
 		case VK_ARRAY:
-			{
-				ArrayType  *arr = DatumGetArrayTypeP(value);
-				int			ndim = ARR_NDIM(arr);
-				Size		open;
-
-				*type_at = BSON_TYPE_ARRAY;
-				open = bson_open(w);
-				if (ndim > 0)
-				{
-					Datum	   *elems;
-					bool	   *nulls;
-					int			n;
-					int			next = 0;
-
-					deconstruct_array(arr, vi->elemtype, vi->elmlen, vi->elmbyval,
-									  vi->elmalign, &elems, &nulls, &n);
-					write_array_dim(w, ARR_DIMS(arr), ndim, 0, elems,
-									ARR_HASNULL(arr) ? nulls : NULL, &next, vi,
-									omit_nulls, path);
-				}
-				bson_close(w, open);
-				break;
-			}
+			write_array(w, type_at, value, vi, omit_nulls, path);
+			break;
 		case VK_COMPOSITE:
-			{
-				HeapTupleHeader row = DatumGetHeapTupleHeader(value);
-				BsonRecordCache *rec = vi->record;
-				Size		open;
-
-				if (rec == NULL)
-				{
-					/* an anonymous record: its type comes with the value */
-					rec = bson_record_cache(NULL, HeapTupleHeaderGetTypeId(row),
-											HeapTupleHeaderGetTypMod(row),
-											CurrentMemoryContext);
-				}
-				*type_at = BSON_TYPE_DOCUMENT;
-				open = bson_open(w);
-				append_fields(w, rec, row, omit_nulls, path);
-				bson_close(w, open);
-				break;
-			}
+			write_record(w, type_at, value, vi, omit_nulls, path);
+			break;
 		case VK_OUTPUT:
-			{
-				char	   *s = OutputFunctionCall((FmgrInfo *) &vi->output, value);
-
-				write_string(w, type_at, s, strlen(s), path);
-				pfree(s);
-				break;
-			}
+			write_output(w, type_at, value, vi, path);
+			break;
 	}
 }
 
@@ -569,10 +687,11 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 
 	for (int i = 0; i < natts; i++)
 	{
-		const ColumnInfo *col = &cache->columns[i];
+		ColumnInfo *col = &cache->columns[i];
 		ValuePath	here = {parent, col->name, col->namelen, 0};
 		char	   *type_at;
 
+		CHECK_FOR_INTERRUPTS();
 		if (col->dropped || (nulls[i] && omit_nulls))
 			continue;
 		w->locate_arg = &here;

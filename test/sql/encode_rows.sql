@@ -98,10 +98,33 @@ SELECT v(row_to_bson(ROW('[1, "x", null]'::json))), v(row_to_bson(ROW('"s"'::jso
 SELECT x, v(row_to_bson(ROW(x))) FROM (VALUES ('{}'::int[]), ('{1,NULL,3}'), ('{{1,2},{3,NULL}}'), ('{{{1},{2}},{{3},{4}}}'), ('[0:1]={7,8}')) t(x);
 SELECT v(row_to_bson(ROW('{a,NULL}'::text[]))), v(row_to_bson(ROW(ARRAY[ROW(1, 2.0)::point2]))),
        v(row_to_bson(ROW(ARRAY['{"a": 1}'::jsonb]))), v(row_to_bson(ROW(ARRAY['12.30'::numeric(5,2)])));
+-- NULLs beyond the first byte of the null bitmap, between elements of fixed
+-- and of variable length, in one and two dimensions (columns in jsonb's key
+-- order)
+SELECT row_to_bson(t) = to_bson(to_jsonb(t)) AS same
+FROM (SELECT '{{1,2,3,4,5,6,7,8,9},{NULL,2,3,4,5,6,7,NULL,NULL}}'::int[] AS grid,
+             ARRAY(SELECT CASE WHEN i % 7 < 2 OR i = 40 THEN NULL ELSE i END FROM generate_series(0, 40) i) AS ints,
+             ARRAY(SELECT CASE WHEN i % 5 = 3 THEN NULL ELSE repeat('x', i) END FROM generate_series(0, 40) i) AS texts,
+             '{{a,bb,NULL,ccc,d,e,f,g,h},{i,NULL,jj,k,l,m,n,o,NULL}}'::text[] AS words) t;
 
 -- composites, nested; anonymous records; domains; enums and other types by their output
 SELECT v(row_to_bson(ROW(ROW(ROW(1, 1.5)::point2, NULL, 'L')::line2)));
 SELECT v(row_to_bson(ROW(ROW(1, 'x'))));
+-- anonymous records in arrays and in each other, of two row types in one
+-- array (and in one 2-dimensional array)
+SELECT omit, f.key, f.value
+FROM (SELECT array_agg(CASE WHEN i % 3 = 0 THEN ROW(i, ROW('x' || i, NULL::int, ROW(i % 2 = 0)))
+                            ELSE ROW(i::text, ARRAY[ROW(i), NULL, ROW(-i)]) END ORDER BY i) AS a
+      FROM generate_series(1, 3) i) s, (VALUES (false), (true)) o(omit),
+     json_each(bson_to_json(row_to_bson(ROW(a[2:3], ROW(a[1], a[3]), ARRAY[[a[1], NULL], [a[2], a[3]]]), omit), false)) f;
+-- many of them: each row type is worked out once per call, not once per
+-- value, with the same bytes
+SELECT omit, length(b), md5(b)
+FROM (SELECT omit, row_to_bson(ROW(a, ROW(a[1], a[3])), omit) AS b
+      FROM (SELECT array_agg(CASE WHEN i % 3 = 0 THEN ROW(i, ROW('x' || i, NULL::int, ROW(i % 2 = 0)))
+                                  ELSE ROW(i::text, ARRAY[ROW(i), NULL, ROW(-i)]) END ORDER BY i) AS a
+            FROM generate_series(1, 20000) i) s,
+           (VALUES (false), (true)) o(omit)) t;
 SELECT v(row_to_bson(ROW(5::posint))), v(row_to_bson(ROW('{1,2}'::intlist))), v(row_to_bson(ROW('ok'::mood)));
 SELECT v(row_to_bson(ROW('1 day'::interval))), v(row_to_bson(ROW('(1,2)'::point))), v(row_to_bson(ROW('10.0.0.1'::inet)));
 
