@@ -71,7 +71,7 @@ bson_decode_path_text(const BsonDecodePath *path, StringInfo out)
 
 	for (const BsonDecodePath *p = path; p && p->key && n < (int) lengthof(chain); p = p->parent)
 		chain[n++] = p;
-	if (n == (int) lengthof(chain))
+	if (n == (int) lengthof(chain) && chain[n - 1]->parent && chain[n - 1]->parent->key)
 		bson_path_append_elided(out);
 	while (n-- > 0)
 	{

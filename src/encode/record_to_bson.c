@@ -277,12 +277,14 @@ static char *
 path_text(const ValuePath *path)
 {
 	StringInfoData buf;
-	const ValuePath *parts[64];
+	const ValuePath *parts[BSON_PATH_DEPTH_MAX];
 	int			n = 0;
 
 	initStringInfo(&buf);
 	for (const ValuePath *p = path; p && n < (int) lengthof(parts); p = p->parent)
 		parts[n++] = p;
+	if (n == (int) lengthof(parts) && parts[n - 1]->parent)
+		bson_path_append_elided(&buf);
 	while (n > 0)
 	{
 		const ValuePath *p = parts[--n];
