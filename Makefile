@@ -65,7 +65,7 @@ installcheck-win1252:
 
 .PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii installcheck-win1252
 
-# pg_bsonexport (exporter/, issue 7): the command-line exporter, built,
+# pg_bsonexport (exporter/): the command-line exporter, built,
 # installed and cleaned with the extension.  It is a libpq client, not part of
 # the server module, so it has its own Makefile; PG_CONFIG is passed on so
 # that both go to the same PostgreSQL.

@@ -38,32 +38,59 @@ typedef enum WrapperKind
 	W_LEGACY_REGEX				/* "$regex" with a string value */
 } WrapperKind;
 
-/* The keys that make an object a wrapper, indexed by WrapperKind. */
-#define WK(s) {s, sizeof(s) - 1}
+/*
+ * Writing one wrapper: obj is the loaded wrapper object, name its wrapper
+ * key (for messages); the writer checks the object's shape, stores the BSON
+ * type at *type_at and writes the value, or raises 22P02.
+ */
+typedef void (*WrapperWriter) (BsonExtJsonInput *in, const EjValue *obj,
+							   const char *name, char *type_at);
+
+static void write_oid(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_symbol(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_number_int(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_number_long(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_number_double(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_number_decimal(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_binary(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_uuid(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_code(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_timestamp(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_regular_expression(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_db_pointer(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_date(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_min_key(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_max_key(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_undefined(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+static void write_legacy_regex(BsonExtJsonInput *in, const EjValue *obj, const char *name, char *type_at);
+
+/* The keys that make an object a wrapper and their writers, by WrapperKind */
+#define WK(s, f) {s, sizeof(s) - 1, f}
 static const struct
 {
 	const char *key;
 	int			len;
-}			wrapper_keys[] =
+	WrapperWriter write;
+}			wrappers[] =
 {
-	[W_NONE] = WK(""),
-	[W_OID] = WK("$oid"),
-	[W_SYMBOL] = WK("$symbol"),
-	[W_NUMBER_INT] = WK("$numberInt"),
-	[W_NUMBER_LONG] = WK("$numberLong"),
-	[W_NUMBER_DOUBLE] = WK("$numberDouble"),
-	[W_NUMBER_DECIMAL] = WK("$numberDecimal"),
-	[W_BINARY] = WK("$binary"),
-	[W_UUID] = WK("$uuid"),
-	[W_CODE] = WK("$code"),
-	[W_TIMESTAMP] = WK("$timestamp"),
-	[W_REGULAR_EXPRESSION] = WK("$regularExpression"),
-	[W_DB_POINTER] = WK("$dbPointer"),
-	[W_DATE] = WK("$date"),
-	[W_MIN_KEY] = WK("$minKey"),
-	[W_MAX_KEY] = WK("$maxKey"),
-	[W_UNDEFINED] = WK("$undefined"),
-	[W_LEGACY_REGEX] = WK("$regex"),
+	[W_NONE] = WK("", NULL),
+	[W_OID] = WK("$oid", write_oid),
+	[W_SYMBOL] = WK("$symbol", write_symbol),
+	[W_NUMBER_INT] = WK("$numberInt", write_number_int),
+	[W_NUMBER_LONG] = WK("$numberLong", write_number_long),
+	[W_NUMBER_DOUBLE] = WK("$numberDouble", write_number_double),
+	[W_NUMBER_DECIMAL] = WK("$numberDecimal", write_number_decimal),
+	[W_BINARY] = WK("$binary", write_binary),
+	[W_UUID] = WK("$uuid", write_uuid),
+	[W_CODE] = WK("$code", write_code),
+	[W_TIMESTAMP] = WK("$timestamp", write_timestamp),
+	[W_REGULAR_EXPRESSION] = WK("$regularExpression", write_regular_expression),
+	[W_DB_POINTER] = WK("$dbPointer", write_db_pointer),
+	[W_DATE] = WK("$date", write_date),
+	[W_MIN_KEY] = WK("$minKey", write_min_key),
+	[W_MAX_KEY] = WK("$maxKey", write_max_key),
+	[W_UNDEFINED] = WK("$undefined", write_undefined),
+	[W_LEGACY_REGEX] = WK("$regex", write_legacy_regex),
 };
 
 /* Keys are short: a loop beats a call to memcmp */
@@ -126,11 +153,11 @@ wrapper_kind(const char *key, int keylen)
 		default:
 			return W_NONE;
 	}
-	if (wrapper_keys[first].len == keylen &&
-		keys_equal(wrapper_keys[first].key, key, keylen))
+	if (wrappers[first].len == keylen &&
+		keys_equal(wrappers[first].key, key, keylen))
 		return first;
-	if (second != W_NONE && wrapper_keys[second].len == keylen &&
-		keys_equal(wrapper_keys[second].key, key, keylen))
+	if (second != W_NONE && wrappers[second].len == keylen &&
+		keys_equal(wrappers[second].key, key, keylen))
 		return second;
 	return W_NONE;
 }
@@ -412,14 +439,358 @@ bson_extjson_write_string_wrapper(BsonWriter *w, char *type_at,
 	}
 }
 
+static void
+write_oid(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	uint8_t		oid[12];
+
+	check_keys(in, obj, name, K_OID, NULL, "must be {\"$oid\": \"<24 hexadecimal digits>\"}.");
+	v = string_field(in, obj, "$oid", name, "must be a string of 24 hexadecimal digits.");
+	if (!extjson_parse_oid(v->str, v->len, oid))
+		ej_error(in, obj, name, "must be a string of 24 hexadecimal digits.");
+	*type_at = BSON_TYPE_OBJECTID;
+	bson_reserve(w, 12);
+	memcpy(w->pos, oid, 12);
+	w->pos += 12;
+}
+
+static void
+write_symbol(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+
+	check_keys(in, obj, name, K_SYMBOL, NULL, "must be {\"$symbol\": \"<string>\"}.");
+	v = string_field(in, obj, "$symbol", name, "must be a string.");
+	*type_at = BSON_TYPE_SYMBOL;
+	bson_reserve(w, BSON_STRING_VALSIZE(v->len));
+	bson_put_string(w, v->str, v->len);
+}
+
+static void
+write_number_int(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	int32_t		i;
+
+	check_keys(in, obj, name, K_INT, NULL, "must be {\"$numberInt\": \"<int32>\"}.");
+	v = string_field(in, obj, "$numberInt", name, "must be a string holding a 32-bit integer.");
+	if (!extjson_parse_int32(v->str, v->len, &i))
+		ej_error(in, obj, name, "must be a string holding a 32-bit integer.");
+	*type_at = BSON_TYPE_INT32;
+	bson_put_int32(w, i);
+}
+
+static void
+write_number_long(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	int64_t		i;
+
+	check_keys(in, obj, name, K_LONG, NULL, "must be {\"$numberLong\": \"<int64>\"}.");
+	v = string_field(in, obj, "$numberLong", name, "must be a string holding a 64-bit integer.");
+	if (!extjson_parse_int64(v->str, v->len, &i))
+		ej_error(in, obj, name, "must be a string holding a 64-bit integer.");
+	*type_at = BSON_TYPE_INT64;
+	bson_put_int64(w, i);
+}
+
+static void
+write_number_double(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	double		d;
+
+	check_keys(in, obj, name, K_DOUBLE, NULL, "must be {\"$numberDouble\": \"<decimal>\"}.");
+	v = string_field(in, obj, "$numberDouble", name, "must be a string holding a decimal number, \"Infinity\", \"-Infinity\" or \"NaN\".");
+	if (!extjson_parse_double(v->str, v->len, &d))
+		ej_error(in, obj, name, "must be a string holding a decimal number within double's range, \"Infinity\", \"-Infinity\" or \"NaN\".");
+	*type_at = BSON_TYPE_DOUBLE;
+	bson_put_double(w, d);
+}
+
+static void
+write_number_decimal(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	uint64_t	low;
+	uint64_t	high;
+
+	check_keys(in, obj, name, K_DECIMAL, NULL, "must be {\"$numberDecimal\": \"<decimal>\"}.");
+	v = string_field(in, obj, "$numberDecimal", name, "must be a string holding a decimal number.");
+	if (!decimal128_parse(v->str, v->len, &low, &high))
+		ej_error(in, obj, name, "must be a string holding a decimal number that decimal128 holds exactly (at most 34 significant digits, exponent from -6176 to 6111), \"Infinity\", \"-Infinity\" or \"NaN\".");
+	*type_at = BSON_TYPE_DECIMAL128;
+	bson_put_decimal128(w, low, high);
+}
+
+static void
+write_binary(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	const EjField *f = get_field(obj, "$binary");
+	const EjValue *data;
+	uint8_t		subtype;
+
+	if (f->value->kind == EJ_STRING)
+	{
+		const EjValue *type;
+
+		/* legacy: {"$binary": base64, "$type": hex} */
+		if (!in->legacy)
+			ej_error(in, obj, name, "is in the legacy form {\"$binary\": ..., \"$type\": ...}, accepted only with legacy_extended_json.");
+		check_keys(in, obj, name, K_LEGACY_BINARY, NULL, "must be {\"$binary\": \"<base64>\", \"$type\": \"<hex>\"}.");
+		data = f->value;
+		type = string_field(in, obj, "$type", name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
+		if (!extjson_parse_hex_subtype(type->str, type->len, &subtype))
+			ej_error(in, obj, name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
+	}
+	else
+	{
+		const EjValue *inner = f->value;
+		const EjValue *st;
+
+		check_keys(in, obj, name, K_BINARY, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
+		check_keys(in, inner, name, K_BINARY_INNER, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
+		data = string_field(in, inner, "base64", name, "must have a \"base64\" string.");
+		st = string_field(in, inner, "subType", name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
+		if (!extjson_parse_hex_subtype(st->str, st->len, &subtype))
+			ej_error(in, obj, name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
+	}
+	*type_at = BSON_TYPE_BINARY;
+	put_binary(in, obj, name, data, subtype);
+}
+
+static void
+write_uuid(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v;
+	uint8_t		uuid[16];
+
+	check_keys(in, obj, name, K_UUID, NULL, "must be {\"$uuid\": \"<8-4-4-4-12 hexadecimal digits>\"}.");
+	v = string_field(in, obj, "$uuid", name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
+	if (!extjson_parse_uuid(v->str, v->len, uuid))
+		ej_error(in, obj, name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
+	*type_at = BSON_TYPE_BINARY;
+	bson_reserve(w, 4 + 1 + 16);
+	bson_put_uint32_at(w->pos, 16);
+	w->pos[4] = 4;
+	memcpy(w->pos + 5, uuid, 16);
+	w->pos += 21;
+}
+
+static void
+write_code(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *code;
+	const EjField *scope;
+
+	check_keys(in, obj, name, K_CODE, K_SCOPE, "must be {\"$code\": \"<string>\"} or {\"$code\": \"<string>\", \"$scope\": {...}}.");
+	code = string_field(in, obj, "$code", name, "must be a string.");
+	scope = get_field(obj, "$scope");
+	if (scope == NULL)
+	{
+		*type_at = BSON_TYPE_CODE;
+		bson_reserve(w, BSON_STRING_VALSIZE(code->len));
+		bson_put_string(w, code->str, code->len);
+	}
+	else
+	{
+		Size		total;
+
+		if (scope->value->kind != EJ_OBJECT)
+			ej_error(in, obj, name, "must have a \"$scope\" document.");
+		*type_at = BSON_TYPE_CODE_W_SCOPE;
+		total = bson_open(w);
+		bson_reserve(w, BSON_STRING_VALSIZE(code->len));
+		bson_put_string(w, code->str, code->len);
+		in->write_document(in->arg, scope->value);
+		bson_put_uint32_at(w->buf + total, (uint32) ((w->pos - w->buf) - total));
+	}
+}
+
+static void
+write_timestamp(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *inner = get_field(obj, "$timestamp")->value;
+	int64		t;
+	int64		i;
+
+	check_keys(in, obj, name, K_TIMESTAMP, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
+	check_keys(in, inner, name, K_TIMESTAMP_INNER, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
+	if (!ej_integer(get_field(inner, "t")->value, &t) || t < 0 || t > PG_UINT32_MAX ||
+		!ej_integer(get_field(inner, "i")->value, &i) || i < 0 || i > PG_UINT32_MAX)
+		ej_error(in, obj, name, "must have integers from 0 to 4294967295 as \"t\" and \"i\".");
+	*type_at = BSON_TYPE_TIMESTAMP;
+	bson_reserve(w, 8);
+	bson_put_uint32_at(w->pos, (uint32) i);
+	bson_put_uint32_at(w->pos + 4, (uint32) t);
+	w->pos += 8;
+}
+
+static void
+write_regular_expression(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	const EjValue *inner = get_field(obj, "$regularExpression")->value;
+
+	check_keys(in, obj, name, K_REGEX, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
+	check_keys(in, inner, name, K_REGEX_INNER, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
+	*type_at = BSON_TYPE_REGEX;
+	write_regex(in, obj, name,
+				string_field(in, inner, "pattern", name, "must have a \"pattern\" string."),
+				string_field(in, inner, "options", name, "must have an \"options\" string."));
+}
+
+static void
+write_legacy_regex(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	const EjField *options;
+
+	if (!in->legacy)
+		ej_error(in, obj, name, "is in the legacy form {\"$regex\": ..., \"$options\": ...}, accepted only with legacy_extended_json.");
+	check_keys(in, obj, name, K_LEGACY_REGEX, K_OPTIONS, "must be {\"$regex\": \"<string>\", \"$options\": \"<string>\"}.");
+	options = get_field(obj, "$options");
+	if (options && options->value->kind != EJ_STRING)
+		ej_error(in, obj, name, "must have an \"$options\" string.");
+	*type_at = BSON_TYPE_REGEX;
+	write_regex(in, obj, name, get_field(obj, "$regex")->value,
+				options ? options->value : NULL);
+}
+
+static void
+write_db_pointer(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *inner = get_field(obj, "$dbPointer")->value;
+	const EjValue *ref;
+	const EjValue *id;
+	const EjValue *oidstr;
+	uint8_t		oid[12];
+
+	check_keys(in, obj, name, K_DBPOINTER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
+	check_keys(in, inner, name, K_DBPOINTER_INNER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
+	ref = string_field(in, inner, "$ref", name, "must have a \"$ref\" string.");
+	id = get_field(inner, "$id")->value;
+	check_keys(in, id, name, K_OID, NULL, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+	oidstr = string_field(in, id, "$oid", name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+	if (!extjson_parse_oid(oidstr->str, oidstr->len, oid))
+		ej_error(in, obj, name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
+	*type_at = BSON_TYPE_DBPOINTER;
+	bson_reserve(w, BSON_STRING_VALSIZE(ref->len));
+	bson_put_string(w, ref->str, ref->len);
+	bson_reserve(w, 12);
+	memcpy(w->pos, oid, 12);
+	w->pos += 12;
+}
+
+static void
+write_date(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	BsonWriter *w = in->w;
+	const EjValue *v = get_field(obj, "$date")->value;
+	int64		ms;
+
+	check_keys(in, obj, name, K_DATE, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601 date and time with Z or an offset>\"}.");
+	if (v->kind == EJ_STRING)
+	{
+		int64_t		parsed;
+
+		if (!extjson_parse_iso8601(v->str, v->len, &parsed))
+			ej_error(in, obj, name, "must be an ISO-8601 date and time from year 0000 to 9999 with seconds and Z or an offset, such as \"2024-01-02T03:04:05.678Z\".");
+		ms = parsed;
+	}
+	else if (v->kind == EJ_OBJECT)
+	{
+		const EjValue *s;
+		int64_t		parsed;
+
+		check_keys(in, v, name, K_LONG, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
+		s = string_field(in, v, "$numberLong", name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
+		if (!extjson_parse_int64(s->str, s->len, &parsed))
+			ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} with a 64-bit integer.");
+		ms = parsed;
+	}
+	else if (v->kind == EJ_NUMBER)
+	{
+		if (!in->legacy)
+			ej_error(in, obj, name, "is in the legacy form {\"$date\": <ms>}, accepted only with legacy_extended_json.");
+		if (!ej_integer(v, &ms))
+			ej_error(in, obj, name, "must be an integer number of milliseconds in its legacy form.");
+	}
+	else
+		ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601>\"}.");
+	*type_at = BSON_TYPE_DATETIME;
+	bson_reserve(w, 8);
+	bson_put_int64(w, ms);
+}
+
+static void
+write_undefined(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			   char *type_at)
+{
+	check_keys(in, obj, name, K_UNDEFINED, NULL, "must be {\"$undefined\": true}.");
+	if (obj->fields[0].value->kind != EJ_TRUE)
+		ej_error(in, obj, name, "must be {\"$undefined\": true}.");
+	*type_at = BSON_TYPE_UNDEFINED;
+}
+
+static void
+write_key_bound(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+				const KeyName *keys, const char *expected, uint8 type, char *type_at)
+{
+	int64		one;
+
+	check_keys(in, obj, name, keys, NULL, expected);
+	if (!ej_integer(obj->fields[0].value, &one) || one != 1)
+		ej_error(in, obj, name, expected);
+	*type_at = (char) type;
+}
+
+static void
+write_min_key(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			  char *type_at)
+{
+	write_key_bound(in, obj, name, K_MINKEY, "must be {\"$minKey\": 1}.",
+					BSON_TYPE_MINKEY, type_at);
+}
+
+static void
+write_max_key(BsonExtJsonInput *in, const EjValue *obj, const char *name,
+			  char *type_at)
+{
+	write_key_bound(in, obj, name, K_MAXKEY, "must be {\"$maxKey\": 1}.",
+					BSON_TYPE_MAXKEY, type_at);
+}
+
 bool
 bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 {
-	BsonWriter *w = in->w;
 	WrapperKind kind = W_NONE;
 	const char *name = NULL;
 
-	BSON_ASSERT_ROOM(w, BSON_SCALAR_VALSIZE);
+	BSON_ASSERT_ROOM(in->w, BSON_SCALAR_VALSIZE);
 	if (obj->kind != EJ_OBJECT || obj->nfields <= 0)
 		return false;
 	in->current = obj;
@@ -435,301 +806,11 @@ bson_extjson_write(BsonExtJsonInput *in, char *type_at, const EjValue *obj)
 		if (kind != W_NONE)
 			ej_error(in, obj, name, "has other keys; an Extended JSON wrapper has no other keys.");
 		kind = k;
-		name = wrapper_keys[k].key;
+		name = wrappers[k].key;
 	}
 	if (kind == W_NONE)
 		return false;
 
-	switch (kind)
-	{
-		case W_OID:
-			{
-				const EjValue *v;
-				uint8_t		oid[12];
-
-				check_keys(in, obj, name, K_OID, NULL, "must be {\"$oid\": \"<24 hexadecimal digits>\"}.");
-				v = string_field(in, obj, "$oid", name, "must be a string of 24 hexadecimal digits.");
-				if (!extjson_parse_oid(v->str, v->len, oid))
-					ej_error(in, obj, name, "must be a string of 24 hexadecimal digits.");
-				*type_at = BSON_TYPE_OBJECTID;
-				bson_reserve(w, 12);
-				memcpy(w->pos, oid, 12);
-				w->pos += 12;
-				break;
-			}
-		case W_SYMBOL:
-			{
-				const EjValue *v;
-
-				check_keys(in, obj, name, K_SYMBOL, NULL, "must be {\"$symbol\": \"<string>\"}.");
-				v = string_field(in, obj, "$symbol", name, "must be a string.");
-				*type_at = BSON_TYPE_SYMBOL;
-				bson_reserve(w, BSON_STRING_VALSIZE(v->len));
-				bson_put_string(w, v->str, v->len);
-				break;
-			}
-		case W_NUMBER_INT:
-			{
-				const EjValue *v;
-				int32_t		i;
-
-				check_keys(in, obj, name, K_INT, NULL, "must be {\"$numberInt\": \"<int32>\"}.");
-				v = string_field(in, obj, "$numberInt", name, "must be a string holding a 32-bit integer.");
-				if (!extjson_parse_int32(v->str, v->len, &i))
-					ej_error(in, obj, name, "must be a string holding a 32-bit integer.");
-				*type_at = BSON_TYPE_INT32;
-				bson_put_int32(w, i);
-				break;
-			}
-		case W_NUMBER_LONG:
-			{
-				const EjValue *v;
-				int64_t		i;
-
-				check_keys(in, obj, name, K_LONG, NULL, "must be {\"$numberLong\": \"<int64>\"}.");
-				v = string_field(in, obj, "$numberLong", name, "must be a string holding a 64-bit integer.");
-				if (!extjson_parse_int64(v->str, v->len, &i))
-					ej_error(in, obj, name, "must be a string holding a 64-bit integer.");
-				*type_at = BSON_TYPE_INT64;
-				bson_put_int64(w, i);
-				break;
-			}
-		case W_NUMBER_DOUBLE:
-			{
-				const EjValue *v;
-				double		d;
-
-				check_keys(in, obj, name, K_DOUBLE, NULL, "must be {\"$numberDouble\": \"<decimal>\"}.");
-				v = string_field(in, obj, "$numberDouble", name, "must be a string holding a decimal number, \"Infinity\", \"-Infinity\" or \"NaN\".");
-				if (!extjson_parse_double(v->str, v->len, &d))
-					ej_error(in, obj, name, "must be a string holding a decimal number within double's range, \"Infinity\", \"-Infinity\" or \"NaN\".");
-				*type_at = BSON_TYPE_DOUBLE;
-				bson_put_double(w, d);
-				break;
-			}
-		case W_NUMBER_DECIMAL:
-			{
-				const EjValue *v;
-				uint64_t	low;
-				uint64_t	high;
-
-				check_keys(in, obj, name, K_DECIMAL, NULL, "must be {\"$numberDecimal\": \"<decimal>\"}.");
-				v = string_field(in, obj, "$numberDecimal", name, "must be a string holding a decimal number.");
-				if (!decimal128_parse(v->str, v->len, &low, &high))
-					ej_error(in, obj, name, "must be a string holding a decimal number that decimal128 holds exactly (at most 34 significant digits, exponent from -6176 to 6111), \"Infinity\", \"-Infinity\" or \"NaN\".");
-				*type_at = BSON_TYPE_DECIMAL128;
-				bson_put_decimal128(w, low, high);
-				break;
-			}
-		case W_BINARY:
-			{
-				const EjField *f = get_field(obj, "$binary");
-				const EjValue *data;
-				uint8_t		subtype;
-
-				if (f->value->kind == EJ_STRING)
-				{
-					const EjValue *type;
-
-					/* legacy: {"$binary": base64, "$type": hex} */
-					if (!in->legacy)
-						ej_error(in, obj, name, "is in the legacy form {\"$binary\": ..., \"$type\": ...}, accepted only with legacy_extended_json.");
-					check_keys(in, obj, name, K_LEGACY_BINARY, NULL, "must be {\"$binary\": \"<base64>\", \"$type\": \"<hex>\"}.");
-					data = f->value;
-					type = string_field(in, obj, "$type", name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
-					if (!extjson_parse_hex_subtype(type->str, type->len, &subtype))
-						ej_error(in, obj, name, "must have a \"$type\" string of 1 or 2 hexadecimal digits.");
-				}
-				else
-				{
-					const EjValue *inner = f->value;
-					const EjValue *st;
-
-					check_keys(in, obj, name, K_BINARY, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
-					check_keys(in, inner, name, K_BINARY_INNER, NULL, "must be {\"$binary\": {\"base64\": \"<data>\", \"subType\": \"<hex>\"}}.");
-					data = string_field(in, inner, "base64", name, "must have a \"base64\" string.");
-					st = string_field(in, inner, "subType", name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
-					if (!extjson_parse_hex_subtype(st->str, st->len, &subtype))
-						ej_error(in, obj, name, "must have a \"subType\" string of 1 or 2 hexadecimal digits.");
-				}
-				*type_at = BSON_TYPE_BINARY;
-				put_binary(in, obj, name, data, subtype);
-				break;
-			}
-		case W_UUID:
-			{
-				const EjValue *v;
-				uint8_t		uuid[16];
-
-				check_keys(in, obj, name, K_UUID, NULL, "must be {\"$uuid\": \"<8-4-4-4-12 hexadecimal digits>\"}.");
-				v = string_field(in, obj, "$uuid", name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
-				if (!extjson_parse_uuid(v->str, v->len, uuid))
-					ej_error(in, obj, name, "must be a string of 8-4-4-4-12 hexadecimal digits.");
-				*type_at = BSON_TYPE_BINARY;
-				bson_reserve(w, 4 + 1 + 16);
-				bson_put_uint32_at(w->pos, 16);
-				w->pos[4] = 4;
-				memcpy(w->pos + 5, uuid, 16);
-				w->pos += 21;
-				break;
-			}
-		case W_CODE:
-			{
-				const EjValue *code;
-				const EjField *scope;
-
-				check_keys(in, obj, name, K_CODE, K_SCOPE, "must be {\"$code\": \"<string>\"} or {\"$code\": \"<string>\", \"$scope\": {...}}.");
-				code = string_field(in, obj, "$code", name, "must be a string.");
-				scope = get_field(obj, "$scope");
-				if (scope == NULL)
-				{
-					*type_at = BSON_TYPE_CODE;
-					bson_reserve(w, BSON_STRING_VALSIZE(code->len));
-					bson_put_string(w, code->str, code->len);
-				}
-				else
-				{
-					Size		total;
-
-					if (scope->value->kind != EJ_OBJECT)
-						ej_error(in, obj, name, "must have a \"$scope\" document.");
-					*type_at = BSON_TYPE_CODE_W_SCOPE;
-					total = bson_open(w);
-					bson_reserve(w, BSON_STRING_VALSIZE(code->len));
-					bson_put_string(w, code->str, code->len);
-					in->write_document(in->arg, scope->value);
-					bson_put_uint32_at(w->buf + total, (uint32) ((w->pos - w->buf) - total));
-				}
-				break;
-			}
-		case W_TIMESTAMP:
-			{
-				const EjValue *inner = get_field(obj, "$timestamp")->value;
-				int64		t;
-				int64		i;
-
-				check_keys(in, obj, name, K_TIMESTAMP, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
-				check_keys(in, inner, name, K_TIMESTAMP_INNER, NULL, "must be {\"$timestamp\": {\"t\": <uint32>, \"i\": <uint32>}}.");
-				if (!ej_integer(get_field(inner, "t")->value, &t) || t < 0 || t > PG_UINT32_MAX ||
-					!ej_integer(get_field(inner, "i")->value, &i) || i < 0 || i > PG_UINT32_MAX)
-					ej_error(in, obj, name, "must have integers from 0 to 4294967295 as \"t\" and \"i\".");
-				*type_at = BSON_TYPE_TIMESTAMP;
-				bson_reserve(w, 8);
-				bson_put_uint32_at(w->pos, (uint32) i);
-				bson_put_uint32_at(w->pos + 4, (uint32) t);
-				w->pos += 8;
-				break;
-			}
-		case W_REGULAR_EXPRESSION:
-			{
-				const EjValue *inner = get_field(obj, "$regularExpression")->value;
-
-				check_keys(in, obj, name, K_REGEX, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
-				check_keys(in, inner, name, K_REGEX_INNER, NULL, "must be {\"$regularExpression\": {\"pattern\": \"<string>\", \"options\": \"<string>\"}}.");
-				*type_at = BSON_TYPE_REGEX;
-				write_regex(in, obj, name,
-							string_field(in, inner, "pattern", name, "must have a \"pattern\" string."),
-							string_field(in, inner, "options", name, "must have an \"options\" string."));
-				break;
-			}
-		case W_LEGACY_REGEX:
-			{
-				const EjField *options;
-
-				if (!in->legacy)
-					ej_error(in, obj, name, "is in the legacy form {\"$regex\": ..., \"$options\": ...}, accepted only with legacy_extended_json.");
-				check_keys(in, obj, name, K_LEGACY_REGEX, K_OPTIONS, "must be {\"$regex\": \"<string>\", \"$options\": \"<string>\"}.");
-				options = get_field(obj, "$options");
-				if (options && options->value->kind != EJ_STRING)
-					ej_error(in, obj, name, "must have an \"$options\" string.");
-				*type_at = BSON_TYPE_REGEX;
-				write_regex(in, obj, name, get_field(obj, "$regex")->value,
-							options ? options->value : NULL);
-				break;
-			}
-		case W_DB_POINTER:
-			{
-				const EjValue *inner = get_field(obj, "$dbPointer")->value;
-				const EjValue *ref;
-				const EjValue *id;
-				const EjValue *oidstr;
-				uint8_t		oid[12];
-
-				check_keys(in, obj, name, K_DBPOINTER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
-				check_keys(in, inner, name, K_DBPOINTER_INNER, NULL, "must be {\"$dbPointer\": {\"$ref\": \"<namespace>\", \"$id\": {\"$oid\": \"<24 hex>\"}}}.");
-				ref = string_field(in, inner, "$ref", name, "must have a \"$ref\" string.");
-				id = get_field(inner, "$id")->value;
-				check_keys(in, id, name, K_OID, NULL, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
-				oidstr = string_field(in, id, "$oid", name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
-				if (!extjson_parse_oid(oidstr->str, oidstr->len, oid))
-					ej_error(in, obj, name, "must have an \"$id\" of the form {\"$oid\": \"<24 hex>\"}.");
-				*type_at = BSON_TYPE_DBPOINTER;
-				bson_reserve(w, BSON_STRING_VALSIZE(ref->len));
-				bson_put_string(w, ref->str, ref->len);
-				bson_reserve(w, 12);
-				memcpy(w->pos, oid, 12);
-				w->pos += 12;
-				break;
-			}
-		case W_DATE:
-			{
-				const EjValue *v = get_field(obj, "$date")->value;
-				int64		ms;
-
-				check_keys(in, obj, name, K_DATE, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601 date and time with Z or an offset>\"}.");
-				if (v->kind == EJ_STRING)
-				{
-					int64_t		parsed;
-
-					if (!extjson_parse_iso8601(v->str, v->len, &parsed))
-						ej_error(in, obj, name, "must be an ISO-8601 date and time from year 0000 to 9999 with seconds and Z or an offset, such as \"2024-01-02T03:04:05.678Z\".");
-					ms = parsed;
-				}
-				else if (v->kind == EJ_OBJECT)
-				{
-					const EjValue *s;
-					int64_t		parsed;
-
-					check_keys(in, v, name, K_LONG, NULL, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
-					s = string_field(in, v, "$numberLong", name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}}.");
-					if (!extjson_parse_int64(s->str, s->len, &parsed))
-						ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} with a 64-bit integer.");
-					ms = parsed;
-				}
-				else if (v->kind == EJ_NUMBER)
-				{
-					if (!in->legacy)
-						ej_error(in, obj, name, "is in the legacy form {\"$date\": <ms>}, accepted only with legacy_extended_json.");
-					if (!ej_integer(v, &ms))
-						ej_error(in, obj, name, "must be an integer number of milliseconds in its legacy form.");
-				}
-				else
-					ej_error(in, obj, name, "must be {\"$date\": {\"$numberLong\": \"<ms>\"}} or {\"$date\": \"<ISO-8601>\"}.");
-				*type_at = BSON_TYPE_DATETIME;
-				bson_reserve(w, 8);
-				bson_put_int64(w, ms);
-				break;
-			}
-		case W_MIN_KEY:
-		case W_MAX_KEY:
-			{
-				int64		one;
-
-				check_keys(in, obj, name, kind == W_MIN_KEY ? K_MINKEY : K_MAXKEY, NULL,
-						   kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
-				if (!ej_integer(obj->fields[0].value, &one) || one != 1)
-					ej_error(in, obj, name, kind == W_MIN_KEY ? "must be {\"$minKey\": 1}." : "must be {\"$maxKey\": 1}.");
-				*type_at = (char) (kind == W_MIN_KEY ? BSON_TYPE_MINKEY : BSON_TYPE_MAXKEY);
-				break;
-			}
-		case W_UNDEFINED:
-			check_keys(in, obj, name, K_UNDEFINED, NULL, "must be {\"$undefined\": true}.");
-			if (obj->fields[0].value->kind != EJ_TRUE)
-				ej_error(in, obj, name, "must be {\"$undefined\": true}.");
-			*type_at = BSON_TYPE_UNDEFINED;
-			break;
-		case W_NONE:
-			return false;
-	}
+	wrappers[kind].write(in, obj, name, type_at);
 	return true;
 }
