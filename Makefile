@@ -1,7 +1,7 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 0.4.0
+EXTVERSION = 1.0.0
 
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
@@ -24,8 +24,9 @@ OBJS = \
 	src/decode/bson_to_json.o \
 	src/decode/bson_to_jsonb.o
 
-# The current install script, every earlier one (so that an old version can
-# still be installed and updated) and the upgrade scripts between them.
+# The install script of the current release; each later release adds its
+# own install script and the upgrade script from the one before, so that
+# every release can still be installed and updated (test/sql/upgrade.sql).
 DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own

@@ -1,14 +1,22 @@
--- The upgrade path: install the first release, update to the current one,
--- and compare with a fresh install of the current one.
-DROP EXTENSION bson_out;
-CREATE EXTENSION bson_out VERSION '0.1.0';
-SELECT extversion FROM pg_extension WHERE extname = 'bson_out';
-SELECT p.oid::regprocedure AS function FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
-WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bson_out') ORDER BY 1::text;
-SELECT encode(to_bson('{"a": 1}'), 'hex');
+-- The upgrade path: install the first release, update it to the current
+-- one, and compare the result with a fresh install of the current one.
+-- While 1.0.0 is the only release the update changes nothing; from the
+-- second release on, this walks the whole chain of upgrade scripts.
+SELECT default_version AS current FROM pg_available_extensions WHERE name = 'bson_out' \gset
+-- versions before 1.0.0 were never released
+SELECT version AS first FROM pg_available_extension_versions
+WHERE name = 'bson_out' AND string_to_array(version, '.')::int[] >= '{1,0,0}'
+ORDER BY string_to_array(version, '.')::int[] LIMIT 1 \gset
+SELECT :'first' AS first_release, :'current' AS current_release;
 
+DROP EXTENSION bson_out;
+CREATE EXTENSION bson_out VERSION :'first';
+SELECT encode(to_bson('{"a": 1}'), 'hex');
+-- (quiet: while there is one release, PostgreSQL notes that it is installed)
+SET client_min_messages = warning;
 ALTER EXTENSION bson_out UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'bson_out';
+RESET client_min_messages;
+SELECT extversion = :'current' AS updated_to_current FROM pg_extension WHERE extname = 'bson_out';
 CREATE TEMP TABLE updated AS
 SELECT p.oid::regprocedure::text AS function, p.provolatile, p.proisstrict, p.proparallel,
        pg_get_function_arguments(p.oid) AS args, obj_description(p.oid, 'pg_proc') AS comment

@@ -1,4 +1,4 @@
-/* bson_out--0.4.0.sql */
+/* bson_out--1.0.0.sql */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION bson_out" to load this file. \quit
