@@ -157,7 +157,7 @@ CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
 
 cluster_stop
 
-# pg_bsonexport (issue 7): the installed program, on its own throwaway cluster
+# pg_bsonexport: the installed program, on its own throwaway cluster
 log "pg_bsonexport: exports read back by pymongo and libbson"
 exp_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh 2>&1)
 exp_rc=$?
