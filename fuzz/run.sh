@@ -130,7 +130,8 @@ fuzz() {
 }
 
 # line/branch/region coverage of src/core/bson_reader.c (and the inline functions
-# of src/core/bson_reader.h) over the seeds and over the final working corpus
+# of src/core/bson_reader.h) and of src/core/decimal128.c (whose to-string and
+# parse the harness round-trips) over the seeds and over the final corpus
 coverage() {
 	local corpus=$1
 	local bin="$build/coverage"
@@ -156,10 +157,11 @@ cover_one() {
 		die "the coverage replay failed"
 	llvm-profdata merge -sparse -o "$profdir/merged.profdata" "$profdir"/*.profraw
 	llvm-cov report "$bin" -instr-profile="$profdir/merged.profdata" \
-		"$root/src/core/bson_reader.c" "$root/src/core/bson_reader.h" >"$build/coverage.txt"
+		"$root/src/core/bson_reader.c" "$root/src/core/bson_reader.h" \
+		"$root/src/core/decimal128.c" >"$build/coverage.txt"
 	# columns: Filename Regions Missed Cover Functions Missed Executed Lines
 	# Missed Cover Branches Missed Cover
-	awk -v what="$what" '$1 ~ /bson_reader\.[ch]$/ {
+	awk -v what="$what" '$1 ~ /(bson_reader\.[ch]|decimal128\.c)$/ {
 		n = split($1, parts, "/")
 		printf "coverage, %s, src/core/%s: lines %s (%d of %d), branches %s (%d of %d), regions %s, functions %s\n",
 			what, parts[n], $10, $8 - $9, $8, $13, $11 - $12, $11, $4, $7
