@@ -9,8 +9,9 @@
  * be exported (source.c), open the outputs (output.c), run the export jobs
  * (export.c) on threads while showing progress (progress.c), then either
  * commit every output or remove every temporary file.  The COPY binary
- * format is parsed in copy_binary.c, documents are checked in bson_check.c,
- * and interruptions are handled as signals.c describes.
+ * format is parsed in copy_binary.c, documents are checked in bson_check.c
+ * (with the extension's validator, src/core/bson_reader.c), and
+ * interruptions are handled as signals.c describes.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,6 +62,7 @@ typedef struct Options
 	const char *output;
 	int			force;
 	int			no_sync;
+	int			no_validate;
 	int			jobs;
 	int			jobs_given;
 	int			split;
@@ -134,6 +136,8 @@ usage(FILE *f)
 			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
 			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit; at\n"
 			"                          most 2147483647 (BSON's int32 length)\n"
+			"      --no-validate       check only each document's length header and final\n"
+			"                          byte, not its elements (faster; may write invalid BSON)\n"
 			"  -q, --quiet             no progress line, no summary\n"
 			"  -v, --verbose           also print the statements run\n"
 			"\n"
@@ -147,10 +151,13 @@ usage(FILE *f)
 			"  -?, --help              print this help and exit\n"
 			"\n"
 			"A NULL row is skipped and counted.  Each document must have a length header\n"
-			"equal to its length, a final 0 byte, and at most --max-size bytes; otherwise\n"
-			"the export stops, naming the row.  Exit status: 0 on success, 1 on an error,\n"
-			"2 on a usage error; killed by the signal after SIGINT, SIGTERM, SIGHUP.\n",
-			PROGNAME, PROGNAME, PROGNAME);
+			"equal to its length, a final 0 byte, and at most --max-size bytes, and (unless\n"
+			"--no-validate) be valid BSON throughout: every length, type, key and UTF-8\n"
+			"string, nested at most %d levels deep.  Otherwise the export stops, naming the\n"
+			"row (and the byte offset of an invalid element).  Exit status: 0 on success,\n"
+			"1 on an error, 2 on a usage error; killed by the signal after SIGINT, SIGTERM,\n"
+			"SIGHUP.\n",
+			PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
 }
 
 static void
@@ -265,6 +272,7 @@ parse_options(int argc, char **argv)
 		{"split", no_argument, NULL, 3},
 		{"max-size", required_argument, NULL, 4},
 		{"no-sync", no_argument, NULL, 5},
+		{"no-validate", no_argument, NULL, 6},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
@@ -339,6 +347,9 @@ parse_options(int argc, char **argv)
 				break;
 			case 5:
 				opt.no_sync = 1;
+				break;
+			case 6:
+				opt.no_validate = 1;
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -771,6 +782,7 @@ set_up_jobs(Export *ex)
 		j->njobs = ex->njobs;
 		j->conn = conns[i];
 		j->max_size = opt.max_size;
+		j->validate = !opt.no_validate;
 		j->out = opt.split ? &outs[i] : &outs[0];
 		j->first_block = -1;
 		j->end_block = -1;
