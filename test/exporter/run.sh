@@ -25,7 +25,8 @@
 # TRUNCATE committed meanwhile); --jobs against a queued exclusive lock;
 # a --split rename failing midway (LD_PRELOAD shim fail_rename.c); TCP
 # keepalives (a silent fake server; needs ss); a full disk; progress on a
-# terminal; constant memory; no parallel plan in table mode.
+# terminal; constant memory; no parallel plan in table mode; the top-level
+# make where libpq's headers are missing (the extension alone, a message).
 #
 # The last line is "exporter: N passed, M failed"; exit status 0 only when
 # nothing failed.  About a minute.
@@ -883,6 +884,41 @@ run env PGOPTIONS="-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_para
 cmp -s "$WORK/parallel.bson" "$WORK/rss2.bson" &&
 	pass "parallel query encouraged (PGOPTIONS): still the same bytes, in block order" ||
 	fail "parallel query encouraged" "$(cat "$WORK/err")"
+
+# ---------------------------------------------------------------- build without libpq's headers
+log "the top-level make where libpq's headers are missing"
+# a scratch copy of the sources: the work tree's objects stay as they are
+TREE=$WORK/tree
+mkdir -p "$TREE" "$WORK/no-libpq"
+cp Makefile bson_out.control bson_out--*.sql "$TREE/"
+find src exporter \( -name '*.[ch]' -o -name Makefile \) -exec cp --parents {} "$TREE/" \;
+SKIPPED="^pg_bsonexport skipped: libpq-fe.h not found in $WORK/no-libpq \(install libpq's headers"
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$TREE/bson_out.so" ] && [ ! -e "$TREE/exporter/pg_bsonexport" ] &&
+	[ "$(grep -c pg_bsonexport "$WORK/make.out")" = 1 ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
+	pass "make without libpq-fe.h: the extension built, pg_bsonexport skipped: $(grep pg_bsonexport "$WORK/make.out")"
+else
+	fail "make without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(ls "$TREE" "$TREE/exporter")"
+fi
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" \
+	DESTDIR="$WORK/dest" install >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$WORK/dest$("$PG_BINDIR/pg_config" --pkglibdir)/bson_out.so" ] &&
+	[ -z "$(find "$WORK/dest" -name pg_bsonexport)" ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
+	pass "make install without libpq-fe.h: the extension installed, pg_bsonexport skipped"
+else
+	fail "make install without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(find "$WORK/dest")"
+fi
+# and with them (pg_config --includedir), the same tree builds and installs it
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" DESTDIR="$WORK/dest2" all install >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -x "$WORK/dest2$("$PG_BINDIR/pg_config" --bindir)/pg_bsonexport" ] &&
+	! grep -q "skipped" "$WORK/make.out"; then
+	pass "make with libpq's headers: pg_bsonexport built and installed"
+else
+	fail "make with libpq's headers" "rc $rc; $(tail -5 "$WORK/make.out")"
+fi
 
 echo
 echo "runtime $(( $(date +%s) - T_START )) s"
