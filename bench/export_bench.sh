@@ -207,7 +207,7 @@ mbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN {printf "%.1f", b / t / 1e6}'; }
 	echo
 	echo "- throughput ratio (b)/(a): **$(awk -v a="${MED[a]}" -v b="${MED[b]}" 'BEGIN {printf "%.2f", a / b}')** (target ≥ 0.9)"
 	echo "- --jobs 2 speed-up, one file (b)/(c): **$(awk -v b="${MED[b]}" -v c="${MED[c]}" 'BEGIN {printf "%.2f", b / c}')×**; with --split (b)/(f): **$(awk -v b="${MED[b]}" -v f="${MED[f]}" 'BEGIN {printf "%.2f", b / f}')×**"
-	echo "- full validation, (b) against (g) with --no-validate: wall time **$(awk -v b="${MED[b]}" -v g="${MED[g]}" 'BEGIN {printf "%.3f", b / g}')×**, client CPU **$(awk -v b="${MEDCPU[b]}" -v g="${MEDCPU[g]}" 'BEGIN {printf "%.3f", g > 0 ? b / g : 0}')×** ($(awk -v b="${MEDCPU[b]}" -v g="${MEDCPU[g]}" 'BEGIN {printf "%+.3f", b - g}') s of CPU for $ROWS documents)"
+	echo "- full validation, (b) against (g) with --no-validate: wall time **$(awk -v b="${MED[b]}" -v g="${MED[g]}" 'BEGIN {printf "%.3f", b / g}')×**, client CPU **$(awk -v b="${MEDCPU[b]}" -v g="${MEDCPU[g]}" 'BEGIN {printf "%.3f", (g > 0 ? b / g : 0)}')×** ($(awk -v b="${MEDCPU[b]}" -v g="${MEDCPU[g]}" 'BEGIN {printf "%+.3f", b - g}') s of CPU for $ROWS documents)"
 	echo "- all times (s): $(for v in "${VARIANTS[@]}"; do printf '%s: %s; ' "$v" "${TIMES[$v]% }"; done)"
 	echo "- all client CPU times (s): $(for v in "${VARIANTS[@]}"; do printf '%s: %s; ' "$v" "${CPU[$v]% }"; done)"
 	echo
