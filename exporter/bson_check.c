@@ -20,7 +20,8 @@
  * refused, and 200 levels of the validator's recursion take some tens of
  * kB of stack, far below any thread's.  No hooks: the tick hook exists for
  * a server's cancellation checks, and here a signal or a failed job stops
- * the export at the next row, validating a document taking linear time.
+ * the export at the next row; validating one document takes time linear
+ * in its size.
  */
 static const BsonReadLimits check_limits = {
 	.max_depth = BSON_CHECK_MAX_DEPTH,
