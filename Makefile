@@ -68,15 +68,34 @@ installcheck-win1252:
 
 # pg_bsonexport (exporter/): the command-line exporter, built,
 # installed and cleaned with the extension.  It is a libpq client, not part of
-# the server module, so it has its own Makefile; PG_CONFIG is passed on so
-# that both go to the same PostgreSQL.
+# the server module, so it has its own Makefile; PG_CONFIG and the libpq
+# include directory are passed on so that both go to the same PostgreSQL.
+#
+# The extension needs only the server's headers; the exporter also needs
+# libpq's (libpq-dev on Debian), which a server-only setup may lack.  Then
+# the exporter is skipped with a message rather than failing the build.
+# libpq-fe.h is looked for where the exporter's Makefile takes libpq from,
+# pg_config --includedir; LIBPQ_INCLUDEDIR=DIR overrides that (for both).
+ifndef LIBPQ_INCLUDEDIR
+LIBPQ_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir)
+endif
+EXPORTER_MAKE = $(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG) \
+	LIBPQ_INCLUDEDIR=$(LIBPQ_INCLUDEDIR)
+
+ifneq ($(wildcard $(LIBPQ_INCLUDEDIR)/libpq-fe.h),)
 all: pg_bsonexport
 pg_bsonexport:
-	$(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG)
+	$(EXPORTER_MAKE)
 install: install-pg_bsonexport
 install-pg_bsonexport: pg_bsonexport
-	$(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG) install
+	$(EXPORTER_MAKE) install
+else
+all: skip-pg_bsonexport
+install: skip-pg_bsonexport
+skip-pg_bsonexport:
+	@echo "pg_bsonexport skipped: libpq-fe.h not found in $(LIBPQ_INCLUDEDIR) (install libpq's headers, e.g. libpq-dev)"
+endif
 clean: clean-pg_bsonexport
 clean-pg_bsonexport:
 	$(MAKE) --no-print-directory -C exporter clean
-.PHONY: pg_bsonexport install-pg_bsonexport clean-pg_bsonexport
+.PHONY: pg_bsonexport install-pg_bsonexport skip-pg_bsonexport clean-pg_bsonexport

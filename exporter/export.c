@@ -229,7 +229,7 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 {
 	FieldState *st = arg;
 	Job		   *job = st->job;
-	char		why[256];
+	char		why[384];
 	int			held = 0;
 
 	if (stopping())
@@ -240,7 +240,8 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 		atomic_store_explicit(&job->nulls, st->nulls, memory_order_relaxed);
 		return 0;
 	}
-	if (bson_check_document(data, len, job->max_size, why, sizeof(why)) != NULL)
+	if (bson_check_document(data, len, job->max_size, why, sizeof(why)) != NULL ||
+		(job->validate && bson_validate_document(data, len, why, sizeof(why)) != NULL))
 	{
 		job_fail(job, row, "%s", why);
 		return 1;

@@ -1,7 +1,8 @@
 /*
  * export.h
  *		One export job: run a COPY ... TO STDOUT (FORMAT binary) on a
- *		connection, strip the framing, check each document and write it.
+ *		connection, strip the framing, check (or validate) each document and
+ *		write it.
  *
  * Without --jobs there is one job; with --jobs N there are N, each on its
  * own connection and thread, over disjoint block ranges of the table: one
@@ -55,6 +56,7 @@ typedef struct Job
 	ChunkPlan  *chunks;			/* --jobs into one file, else NULL */
 	OutFile    *out;
 	size_t		max_size;
+	int			validate;		/* every element (bson_validate), not only the framing */
 	int64_t		first_block;	/* for messages: the range (the current
 								 * chunk's with chunks), -1 = unbounded */
 	int64_t		end_block;

@@ -9,8 +9,9 @@
  * be exported (source.c), open the outputs (output.c), run the export jobs
  * (export.c) on threads while showing progress (progress.c), then either
  * commit every output or remove every temporary file.  The COPY binary
- * format is parsed in copy_binary.c, documents are checked in bson_check.c,
- * and interruptions are handled as signals.c describes.
+ * format is parsed in copy_binary.c, documents are checked in bson_check.c
+ * (with the extension's validator, src/core/bson_reader.c), and
+ * interruptions are handled as signals.c describes.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,6 +62,7 @@ typedef struct Options
 	const char *output;
 	int			force;
 	int			no_sync;
+	int			no_validate;
 	int			jobs;
 	int			jobs_given;
 	int			split;
@@ -82,6 +84,22 @@ static char errbuf[4096];
 /* for waking the main thread when a job ends */
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cond;	/* cond_init_monotonic in main */
+
+/* What main's phases hand on to each other. */
+typedef struct Export
+{
+	Source		src;
+	int			njobs;
+	int64_t		nblocks;		/* the table's size (--jobs only) */
+	ChunkPlan	plan;			/* --jobs into one file; ready once planned */
+	Job			jobs[MAX_JOBS];
+	pthread_t	threads[MAX_JOBS];
+
+	/* the summary's totals: the jobs' final counts */
+	uint64_t	rows;
+	uint64_t	bytes;
+	uint64_t	nulls;
+} Export;
 
 static void
 usage(FILE *f)
@@ -118,6 +136,8 @@ usage(FILE *f)
 			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
 			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit; at\n"
 			"                          most 2147483647 (BSON's int32 length)\n"
+			"      --no-validate       check only each document's length header and final\n"
+			"                          byte, not its elements (faster; may write invalid BSON)\n"
 			"  -q, --quiet             no progress line, no summary\n"
 			"  -v, --verbose           also print the statements run\n"
 			"\n"
@@ -131,10 +151,13 @@ usage(FILE *f)
 			"  -?, --help              print this help and exit\n"
 			"\n"
 			"A NULL row is skipped and counted.  Each document must have a length header\n"
-			"equal to its length, a final 0 byte, and at most --max-size bytes; otherwise\n"
-			"the export stops, naming the row.  Exit status: 0 on success, 1 on an error,\n"
-			"2 on a usage error; killed by the signal after SIGINT, SIGTERM, SIGHUP.\n",
-			PROGNAME, PROGNAME, PROGNAME);
+			"equal to its length, a final 0 byte, and at most --max-size bytes, and (unless\n"
+			"--no-validate) be valid BSON throughout: every length, type, key and UTF-8\n"
+			"string, nested at most %d levels deep.  Otherwise the export stops, naming the\n"
+			"row (and the byte offset of an invalid element).  Exit status: 0 on success,\n"
+			"1 on an error, 2 on a usage error; killed by the signal after SIGINT, SIGTERM,\n"
+			"SIGHUP.\n",
+			PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
 }
 
 static void
@@ -249,6 +272,7 @@ parse_options(int argc, char **argv)
 		{"split", no_argument, NULL, 3},
 		{"max-size", required_argument, NULL, 4},
 		{"no-sync", no_argument, NULL, 5},
+		{"no-validate", no_argument, NULL, 6},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
@@ -323,6 +347,9 @@ parse_options(int argc, char **argv)
 				break;
 			case 5:
 				opt.no_sync = 1;
+				break;
+			case 6:
+				opt.no_validate = 1;
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -532,39 +559,21 @@ split_commit_failed(int k)
 				 count > 1 ? outs[last].final_path : "");
 }
 
-int
-main(int argc, char **argv)
+/*
+ * The leader's part before the export query: resolve and lock the table
+ * (table mode) or check the query, in the export's transaction.
+ */
+static void
+open_source(Source *src, int njobs)
 {
-	Source		src;
-	static Job	jobs[MAX_JOBS];
-	static ChunkPlan plan;
-	pthread_t	threads[MAX_JOBS];
-	int			njobs;
-	int			i;
 	int			rc;
-	int64_t		nblocks = 0;
-	char		snapshot[128] = "";
-	uint64_t	rows = 0;
-	uint64_t	bytes = 0;
-	uint64_t	nulls = 0;
-	int			first_failed = -1;
-	double		cancel_at = 0;
-	double		elapsed;
 
-	parse_options(argc, argv);
-	signals_install();
-	progress_init(&progress, !opt.quiet && isatty(STDERR_FILENO), -1);
-	cond_init_monotonic(&done_cond);
-	njobs = opt.jobs;
-
-	/* the leader connection, which is also job 1's */
-	open_connection(0);
 	if (opt.table)
 	{
 		/* the name resolved outside the transaction, so as to lock it first thing in it */
-		if (source_resolve(conns[0], opt.table, &src, errbuf, sizeof(errbuf)) != 0)
+		if (source_resolve(conns[0], opt.table, src, errbuf, sizeof(errbuf)) != 0)
 			fail(errbuf);
-		db_hint_table = src.table;
+		db_hint_table = src->table;
 		check_interrupted();
 	}
 	if (db_begin_export(conns[0], opt.table != NULL, errbuf, sizeof(errbuf)) != 0)
@@ -581,280 +590,388 @@ main(int argc, char **argv)
 		 * until they all have theirs; one job can do without it when the
 		 * role may not LOCK the table (source.h).
 		 */
-		rc = source_lock(conns[0], &src, 0, njobs == 1, errbuf, sizeof(errbuf));
+		rc = source_lock(conns[0], src, 0, njobs == 1, errbuf, sizeof(errbuf));
 		if (rc < 0)
 			fail(errbuf);
 		if (rc > 0)
-			verbose("no privilege to LOCK %s: the COPY alone will lock it", src.table);
+			verbose("no privilege to LOCK %s: the COPY alone will lock it", src->table);
 		check_interrupted();
-		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, &src,
+		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, src,
 						 errbuf, sizeof(errbuf)) != 0)
 			fail(errbuf);
-		db_hint_table = src.table;
+		db_hint_table = src->table;
 	}
-	else if (source_query(conns[0], opt.query, &src, errbuf, sizeof(errbuf)) != 0)
+	else if (source_query(conns[0], opt.query, src, errbuf, sizeof(errbuf)) != 0)
 		fail(errbuf);
 	check_interrupted();
+}
+
+/*
+ * The row estimate of the progress line, only when there is one to show: a
+ * table's reltuples, else the planner's estimate for the query (a view, a
+ * partitioned or inherited table, --query).  Not for a foreign table:
+ * planning it may ask the remote server.
+ */
+static void
+estimate_rows(const Source *src)
+{
+	double		estimate = -1;
+
+	if (!progress.enabled)
+		return;
+	if (!src->is_query && src->relkind != 'v' && src->relkind != 'p' && !src->has_children &&
+		src->reltuples > 0)
+		estimate = src->reltuples;
+	else if (src->is_query || src->relkind != 'f')
+	{
+		if (source_estimate(conns[0], src, &estimate, errbuf, sizeof(errbuf)) != 0)
+			fail(errbuf);
+	}
+	progress.estimate = estimate;
+	check_interrupted();
+}
+
+/* --jobs splits a table by its blocks: only a relation that has them all. */
+static void
+check_splittable(const Source *src)
+{
+	if (src->relkind != 'r' && src->relkind != 'm')
+	{
+		snprintf(errbuf, sizeof(errbuf), "--jobs needs a plain table or materialized view "
+				 "(it splits the table's blocks); %s is a %s\nhint: export it without --jobs",
+				 src->table, src->relkind == 'v' ? "view" : src->relkind == 'p' ?
+				 "partitioned table (export each partition with --jobs instead)" : "foreign table");
+		fail(errbuf);
+	}
+	if (src->has_children)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--jobs cannot split %s: it has inheritance children, "
+				 "whose blocks are elsewhere\nhint: export it without --jobs", src->table);
+		fail(errbuf);
+	}
+	if (PQserverVersion(conns[0]) < 140000)
+		fprintf(stderr, "%s: warning: the server is older than PostgreSQL 14, which has no "
+				"TID Range Scan: every job will scan the whole table\n", PROGNAME);
+}
+
+/* The leader's snapshot, which every job's transaction will import. */
+static void
+export_snapshot(char *snapshot, size_t size)
+{
+	PGresult   *res = PQexec(conns[0], "SELECT pg_export_snapshot()");
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		db_error(conns[0], res, "could not export the snapshot for --jobs", errbuf, sizeof(errbuf));
+		PQclear(res);
+		fail(errbuf);
+	}
+	snprintf(snapshot, size, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
+/* Connection i of --jobs: in the leader's snapshot, with its own lock. */
+static void
+open_job_connection(int i, const Source *src, const char *snapshot)
+{
+	char		sql[1024];
+
+	open_connection(i);
+	if (db_begin_export(conns[i], 1, errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%s'", snapshot);
+	if (db_command(conns[i], sql, "could not import the snapshot for --jobs",
+				   errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
 
 	/*
-	 * The row estimate of the progress line, only when there is one to
-	 * show: a table's reltuples, else the planner's estimate for the query
-	 * (a view, a partitioned or inherited table, --query).  Not for a
-	 * foreign table: planning it may ask the remote server.
+	 * The job's own ACCESS SHARE, at once and without waiting (as pg_dump's
+	 * workers do): its COPY would otherwise take it only when it starts,
+	 * and if by then another session queued for an exclusive lock behind the
+	 * leader's, the COPY would wait for that session, which waits for the
+	 * leader, which waits for the job: forever, lock_timeout being off.
 	 */
-	if (progress.enabled)
+	if (source_lock(conns[i], src, 1, 0, errbuf, sizeof(errbuf)) != 0)
 	{
-		double		estimate = -1;
+		char		msg[sizeof(errbuf) + 32];
 
-		if (!src.is_query && src.relkind != 'v' && src.relkind != 'p' && !src.has_children &&
-			src.reltuples > 0)
-			estimate = src.reltuples;
-		else if (src.is_query || src.relkind != 'f')
-		{
-			if (source_estimate(conns[0], &src, &estimate, errbuf, sizeof(errbuf)) != 0)
-				fail(errbuf);
-		}
-		progress.estimate = estimate;
-		check_interrupted();
+		snprintf(msg, sizeof(msg), "job %d: %s", i + 1, errbuf);
+		fail(msg);
 	}
+	check_interrupted();
+}
 
-	if (njobs > 1)
-	{
-		char		sql[1024];
-		PGresult   *res;
+/*
+ * --jobs N: measure the table, cut it (chunks for one file, N ranges for
+ * --split) and open the other jobs' connections in the leader's snapshot.
+ */
+static void
+plan_jobs(Export *ex)
+{
+	char		snapshot[128];
+	int			i;
 
-		if (src.relkind != 'r' && src.relkind != 'm')
-		{
-			snprintf(errbuf, sizeof(errbuf), "--jobs needs a plain table or materialized view "
-					 "(it splits the table's blocks); %s is a %s\nhint: export it without --jobs",
-					 src.table, src.relkind == 'v' ? "view" : src.relkind == 'p' ?
-					 "partitioned table (export each partition with --jobs instead)" : "foreign table");
-			fail(errbuf);
-		}
-		if (src.has_children)
-		{
-			snprintf(errbuf, sizeof(errbuf), "--jobs cannot split %s: it has inheritance children, "
-					 "whose blocks are elsewhere\nhint: export it without --jobs", src.table);
-			fail(errbuf);
-		}
-		if (PQserverVersion(conns[0]) < 140000)
-			fprintf(stderr, "%s: warning: the server is older than PostgreSQL 14, which has no "
-					"TID Range Scan: every job will scan the whole table\n", PROGNAME);
+	check_splittable(&ex->src);
+	export_snapshot(snapshot, sizeof(snapshot));
+	ex->nblocks = source_blocks(conns[0], &ex->src, errbuf, sizeof(errbuf));
+	if (ex->nblocks < 0)
+		fail(errbuf);
+	verbose("snapshot %s, %lld blocks", snapshot, (long long) ex->nblocks);
+	check_interrupted();
+	if (!opt.split)
+		ex->njobs = plan_chunks(&ex->plan, &ex->src, ex->nblocks, ex->njobs);
+	for (i = 1; i < ex->njobs; i++)
+		open_job_connection(i, &ex->src, snapshot);
+}
 
-		/* the snapshot that every job's transaction will import */
-		res = PQexec(conns[0], "SELECT pg_export_snapshot()");
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		{
-			db_error(conns[0], res, "could not export the snapshot for --jobs", errbuf, sizeof(errbuf));
-			PQclear(res);
-			fail(errbuf);
-		}
-		snprintf(snapshot, sizeof(snapshot), "%s", PQgetvalue(res, 0, 0));
-		PQclear(res);
-		nblocks = source_blocks(conns[0], &src, errbuf, sizeof(errbuf));
-		if (nblocks < 0)
-			fail(errbuf);
-		verbose("snapshot %s, %lld blocks", snapshot, (long long) nblocks);
-		check_interrupted();
-		if (!opt.split)
-			njobs = plan_chunks(&plan, &src, nblocks, njobs);
+/* Connect, check what is to be exported, and with --jobs plan the jobs. */
+static void
+connect_and_plan(Export *ex)
+{
+	ex->njobs = opt.jobs;
+	/* the leader connection, which is also job 1's */
+	open_connection(0);
+	open_source(&ex->src, ex->njobs);
+	estimate_rows(&ex->src);
+	if (ex->njobs > 1)
+		plan_jobs(ex);
+}
 
-		for (i = 1; i < njobs; i++)
-		{
-			open_connection(i);
-			if (db_begin_export(conns[i], 1, errbuf, sizeof(errbuf)) != 0)
-				fail(errbuf);
-			snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%s'", snapshot);
-			if (db_command(conns[i], sql, "could not import the snapshot for --jobs",
-						   errbuf, sizeof(errbuf)) != 0)
-				fail(errbuf);
+/* The outputs: opened only now, so that a failed check leaves nothing. */
+static void
+open_outputs(int njobs)
+{
+	int			i;
 
-			/*
-			 * The job's own ACCESS SHARE, at once and without waiting (as
-			 * pg_dump's workers do): its COPY would otherwise take it only
-			 * when it starts, and if by then another session queued for an
-			 * exclusive lock behind the leader's, the COPY would wait for
-			 * that session, which waits for the leader, which waits for
-			 * the job: forever, lock_timeout being off.
-			 */
-			if (source_lock(conns[i], &src, 1, 0, errbuf, sizeof(errbuf)) != 0)
-			{
-				char		msg[sizeof(errbuf) + 32];
-
-				snprintf(msg, sizeof(msg), "job %d: %s", i + 1, errbuf);
-				fail(msg);
-			}
-			check_interrupted();
-		}
-	}
-
-	/* outputs: opened only now, so that a failed check leaves nothing */
-	if (opt.split)
-	{
-		for (i = 0; i < njobs; i++)
-		{
-			char	   *name = split_name(opt.output, i + 1);
-
-			if (name == NULL)
-				fail("out of memory");
-			if (out_open(&outs[i], name, opt.force, !opt.no_sync) != 0)
-			{
-				free(name);
-				fail(outs[i].errmsg);
-			}
-			free(name);
-			nouts++;
-			check_interrupted();
-		}
-	}
-	else
+	if (!opt.split)
 	{
 		if (out_open(&outs[0], opt.output, opt.force, !opt.no_sync) != 0)
 			fail(outs[0].errmsg);
 		nouts = 1;
 		check_interrupted();
+		return;
 	}
-
 	for (i = 0; i < njobs; i++)
 	{
-		Job		   *j = &jobs[i];
+		char	   *name = split_name(opt.output, i + 1);
+
+		if (name == NULL)
+			fail("out of memory");
+		if (out_open(&outs[i], name, opt.force, !opt.no_sync) != 0)
+		{
+			free(name);
+			fail(outs[i].errmsg);
+		}
+		free(name);
+		nouts++;
+		check_interrupted();
+	}
+}
+
+/* Each job's connection, output and part of the table. */
+static void
+set_up_jobs(Export *ex)
+{
+	int			i;
+
+	for (i = 0; i < ex->njobs; i++)
+	{
+		Job		   *j = &ex->jobs[i];
 
 		j->id = i + 1;
-		j->njobs = njobs;
+		j->njobs = ex->njobs;
 		j->conn = conns[i];
 		j->max_size = opt.max_size;
+		j->validate = !opt.no_validate;
 		j->out = opt.split ? &outs[i] : &outs[0];
 		j->first_block = -1;
 		j->end_block = -1;
-		if (plan.ready)
+		if (ex->plan.ready)
 		{
 			/* its statements, one a chunk, are the job's to make and print */
-			j->chunks = &plan;
+			j->chunks = &ex->plan;
 			continue;
 		}
-		if (njobs > 1)
+		if (ex->njobs > 1)
 		{
 			/* the first range open below, the last open above: nothing is missed */
 			if (i > 0)
-				j->first_block = nblocks * i / njobs;
-			if (i < njobs - 1)
-				j->end_block = nblocks * (i + 1) / njobs;
+				j->first_block = ex->nblocks * i / ex->njobs;
+			if (i < ex->njobs - 1)
+				j->end_block = ex->nblocks * (i + 1) / ex->njobs;
 		}
-		j->sql = source_copy_sql(&src, j->first_block, j->end_block);
+		j->sql = source_copy_sql(&ex->src, j->first_block, j->end_block);
 		if (j->sql == NULL)
 			fail("out of memory");
 		verbose("job %d: %s", j->id, j->sql);
 	}
+}
 
-	/*
-	 * The jobs' threads inherit a mask with the signals blocked: see
-	 * signals.h.  A signal after this check reaches the handler when the
-	 * mask is restored, and the jobs check the flag before their COPY.
-	 */
+/*
+ * One thread a job.  The threads inherit a mask with the signals blocked:
+ * see signals.h.  A signal after the check here reaches the handler when
+ * the mask is restored, and the jobs check the flag before their COPY.
+ */
+static void
+start_jobs(Export *ex)
+{
+	int			i;
+
 	check_interrupted();
 	progress.start = now_seconds();
 	signals_block();
-	for (i = 0; i < njobs; i++)
-		if (pthread_create(&threads[i], NULL, job_thread, &jobs[i]) != 0)
+	for (i = 0; i < ex->njobs; i++)
+		if (pthread_create(&ex->threads[i], NULL, job_thread, &ex->jobs[i]) != 0)
 		{
 			signals_unblock();
 			atomic_store(&export_stop, 1);
 			for (int k = 0; k < i; k++)
 			{
 				PQcancel(cancels[k], errbuf, sizeof(errbuf));
-				pthread_join(threads[k], NULL);
+				pthread_join(ex->threads[k], NULL);
 			}
 			fail("could not start a thread for --jobs");
 		}
 	signals_unblock();
+}
 
-	/* wait for the jobs, showing progress; on the first failure, stop the others */
+/* Job i failed first: stop the others, and cancel their statements. */
+static void
+stop_other_jobs(int i, int njobs)
+{
+	atomic_store(&export_stop, 1);
+	for (int k = 0; k < njobs; k++)
+		if (k != i && cancels[k])
+			PQcancel(cancels[k], errbuf, sizeof(errbuf));
+}
+
+/*
+ * Stopping (a signal, or a job failed): the cancel requests went out when
+ * that happened, but one that reached a server before its job's statement
+ * started was lost, and that job would run to its end.  Send them again to
+ * the jobs still running, once a second; *cancel_at is when they last went.
+ */
+static void
+repeat_cancels(Export *ex, double *cancel_at)
+{
+	double		t = now_seconds();
+	int			i;
+
+	wake_waiting_jobs(&ex->plan);
+	if (*cancel_at == 0)
+		*cancel_at = t;
+	else if (t - *cancel_at >= 1.0)
+	{
+		for (i = 0; i < ex->njobs; i++)
+			if (!atomic_load(&ex->jobs[i].finished) && cancels[i])
+				PQcancel(cancels[i], errbuf, sizeof(errbuf));
+		*cancel_at = t;
+	}
+}
+
+/*
+ * Wait for the jobs, showing progress; on the first failure, stop the
+ * others.  Returns the index of the job that failed first, or -1.
+ */
+static int
+wait_for_jobs(Export *ex)
+{
+	int			first_failed = -1;
+	double		cancel_at = 0;
+	int			i;
+
 	for (;;)
 	{
 		int			running = 0;
+		uint64_t	rows = 0;
+		uint64_t	bytes = 0;
 
-		rows = bytes = 0;
-		for (i = 0; i < njobs; i++)
+		for (i = 0; i < ex->njobs; i++)
 		{
-			rows += atomic_load_explicit(&jobs[i].rows, memory_order_relaxed);
-			bytes += atomic_load_explicit(&jobs[i].bytes, memory_order_relaxed);
-			if (!atomic_load(&jobs[i].finished))
+			Job		   *j = &ex->jobs[i];
+
+			rows += atomic_load_explicit(&j->rows, memory_order_relaxed);
+			bytes += atomic_load_explicit(&j->bytes, memory_order_relaxed);
+			if (!atomic_load(&j->finished))
 				running++;
-			else if (jobs[i].failed && first_failed < 0 && !interrupted &&
+			else if (j->failed && first_failed < 0 && !interrupted &&
 					 !atomic_load(&export_stop))
 			{
 				first_failed = i;
-				atomic_store(&export_stop, 1);
-				for (int k = 0; k < njobs; k++)
-					if (k != i && cancels[k])
-						PQcancel(cancels[k], errbuf, sizeof(errbuf));
+				stop_other_jobs(i, ex->njobs);
 			}
 		}
 		if (running == 0)
 			break;
-
-		/*
-		 * Stopping (a signal, or a job failed): the cancel requests went out
-		 * when that happened, but one that reached a server before its
-		 * job's statement started was lost, and that job would run to its
-		 * end.  Send them again to the jobs still running, once a second.
-		 */
 		if (interrupted || atomic_load(&export_stop))
-		{
-			double		t = now_seconds();
-
-			wake_waiting_jobs(&plan);
-			if (cancel_at == 0)
-				cancel_at = t;
-			else if (t - cancel_at >= 1.0)
-			{
-				for (i = 0; i < njobs; i++)
-					if (!atomic_load(&jobs[i].finished) && cancels[i])
-						PQcancel(cancels[i], errbuf, sizeof(errbuf));
-				cancel_at = t;
-			}
-		}
+			repeat_cancels(ex, &cancel_at);
 		progress_update(&progress, rows, bytes);
 		pthread_mutex_lock(&done_lock);
 		/* a job that ends between the check and the wait costs at most 100 ms */
 		cond_wait_ms(&done_cond, &done_lock, 100);
 		pthread_mutex_unlock(&done_lock);
 	}
-	for (i = 0; i < njobs; i++)
-		pthread_join(threads[i], NULL);
+	for (i = 0; i < ex->njobs; i++)
+		pthread_join(ex->threads[i], NULL);
+	return first_failed;
+}
 
-	/*
-	 * From here on only this thread runs: the cancel objects can go, and
-	 * the totals are final (the loop above may have summed them just before
-	 * the last rows were counted).
-	 */
-	rows = bytes = 0;
-	for (i = 0; i < njobs; i++)
+/*
+ * The jobs have ended, so only this thread runs: the cancel objects can
+ * go, and the totals are final (the waiting loop may have summed them just
+ * before the last rows were counted).
+ */
+static void
+collect_totals(Export *ex)
+{
+	int			i;
+
+	ex->rows = ex->bytes = ex->nulls = 0;
+	for (i = 0; i < ex->njobs; i++)
 	{
 		signals_unregister_cancel(cancel_slots[i]);
 		PQfreeCancel(cancels[i]);
 		cancels[i] = NULL;
-		rows += atomic_load(&jobs[i].rows);
-		bytes += atomic_load(&jobs[i].bytes);
-		nulls += atomic_load(&jobs[i].nulls);
+		ex->rows += atomic_load(&ex->jobs[i].rows);
+		ex->bytes += atomic_load(&ex->jobs[i].bytes);
+		ex->nulls += atomic_load(&ex->jobs[i].nulls);
 	}
+}
+
+/* Run the jobs to their end; any failure or signal ends the program here. */
+static void
+run_export(Export *ex)
+{
+	int			first_failed;
+	int			i;
+
+	start_jobs(ex);
+	first_failed = wait_for_jobs(ex);
+	collect_totals(ex);
 	if (interrupted)
 		cleanup_and_exit(1);
 	if (first_failed < 0)
-		for (i = 0; i < njobs; i++)
-			if (jobs[i].failed)
+		for (i = 0; i < ex->njobs; i++)
+			if (ex->jobs[i].failed)
 			{
 				first_failed = i;
 				break;
 			}
 	if (first_failed >= 0)
-		fail(jobs[first_failed].errmsg);
+		fail(ex->jobs[first_failed].errmsg);
+}
+
+/* Flush every output, then rename each into place. */
+static void
+commit_outputs(void)
+{
+	int			i;
 
 	for (i = 0; i < nouts; i++)
 		if (out_flush(&outs[i], !opt.no_sync) != 0)
 			fail(outs[i].errmsg);
 
-	/* commit: no signal may remove a file while it is being renamed */
+	/* no signal may remove a file while it is being renamed */
 	signals_block();
 	check_interrupted();
 	for (i = 0; i < nouts; i++)
@@ -869,6 +986,12 @@ main(int argc, char **argv)
 			fail(errbuf);
 		}
 	signals_unblock();
+}
+
+static void
+close_connections(void)
+{
+	int			i;
 
 	for (i = 0; i < MAX_JOBS; i++)
 		if (conns[i])
@@ -876,39 +999,80 @@ main(int argc, char **argv)
 			PQfinish(conns[i]);
 			conns[i] = NULL;
 		}
+}
 
+/* The summary line, unless --quiet; its totals are the jobs' final counts. */
+static void
+print_summary(const Export *ex, double elapsed)
+{
+	char		b[32];
+	char		r[32];
+	char		where[PATH_MAX + 64];
+
+	if (opt.quiet)
+		return;
+	if (outs[0].is_stdout)
+		snprintf(where, sizeof(where), "standard output");
+	else if (nouts > 1)
+		snprintf(where, sizeof(where), "%d files %s ... %s", nouts, outs[0].final_path,
+				 outs[nouts - 1].final_path);
+	else
+		snprintf(where, sizeof(where), "%s", outs[0].final_path);
+	fprintf(stderr, "%s: %llu documents (%s) written to %s in %.2f s (%s/s)",
+			PROGNAME, (unsigned long long) ex->rows, format_bytes((double) ex->bytes, b, sizeof(b)),
+			where, elapsed, format_bytes(elapsed > 0 ? ex->bytes / elapsed : 0, r, sizeof(r)));
+	if (ex->nulls)
+		fprintf(stderr, "; %llu NULL row%s skipped", (unsigned long long) ex->nulls,
+				ex->nulls == 1 ? "" : "s");
+	fputc('\n', stderr);
+}
+
+/* Make the outputs permanent, then report. */
+static void
+finish_export(Export *ex)
+{
+	double		elapsed;
+
+	commit_outputs();
+	close_connections();
 	elapsed = now_seconds() - progress.start;
 	progress_clear(&progress);
-	if (!opt.quiet)
-	{
-		char		b[32];
-		char		r[32];
-		char		where[PATH_MAX + 64];
+	print_summary(ex, elapsed);
+}
 
-		if (outs[0].is_stdout)
-			snprintf(where, sizeof(where), "standard output");
-		else if (nouts > 1)
-			snprintf(where, sizeof(where), "%d files %s ... %s", nouts, outs[0].final_path,
-					 outs[nouts - 1].final_path);
-		else
-			snprintf(where, sizeof(where), "%s", outs[0].final_path);
-		fprintf(stderr, "%s: %llu documents (%s) written to %s in %.2f s (%s/s)",
-				PROGNAME, (unsigned long long) rows, format_bytes((double) bytes, b, sizeof(b)),
-				where, elapsed, format_bytes(elapsed > 0 ? bytes / elapsed : 0, r, sizeof(r)));
-		if (nulls)
-			fprintf(stderr, "; %llu NULL row%s skipped", (unsigned long long) nulls,
-					nulls == 1 ? "" : "s");
-		fputc('\n', stderr);
-	}
-	for (i = 0; i < njobs; i++)
-		free((char *) jobs[i].sql);
+static void
+free_export(Export *ex)
+{
+	int			i;
+
+	for (i = 0; i < ex->njobs; i++)
+		free((char *) ex->jobs[i].sql);
 	for (i = 0; i < nouts; i++)
 		out_free(&outs[i]);
-	if (plan.ready)
+	if (ex->plan.ready)
 	{
-		pthread_mutex_destroy(&plan.lock);
-		pthread_cond_destroy(&plan.turn);
+		pthread_mutex_destroy(&ex->plan.lock);
+		pthread_cond_destroy(&ex->plan.turn);
 	}
-	source_free(&src);
+	source_free(&ex->src);
+}
+
+int
+main(int argc, char **argv)
+{
+	/* static: the jobs' error messages make it large */
+	static Export ex;
+
+	parse_options(argc, argv);
+	signals_install();
+	progress_init(&progress, !opt.quiet && isatty(STDERR_FILENO), -1);
+	cond_init_monotonic(&done_cond);
+
+	connect_and_plan(&ex);
+	open_outputs(ex.njobs);
+	set_up_jobs(&ex);
+	run_export(&ex);
+	finish_export(&ex);
+	free_export(&ex);
 	return 0;
 }

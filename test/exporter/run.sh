@@ -16,14 +16,17 @@
 # read back by pymongo's bson.decode_file_iter and by libbson's bson_reader and
 # compared with the same rows converted in SQL, byte for byte; --jobs N equal
 # to --jobs 1 byte for byte, --split files concatenated equal to one file, the
-# TID Range Scan of the jobs' queries; NULL rows; the size limits; refused
+# TID Range Scan of the jobs' queries; NULL rows; the size limits; the full
+# validation of every document (corrupt documents from a query and, with
+# --jobs, from a server whose to_bson was replaced) and --no-validate; refused
 # queries and names; connection and permission errors; an old bson_out;
 # SIGINT, SIGTERM, SIGKILL and a terminated backend mid-stream; SIGINT
 # while waiting for a lock; the table locked before the snapshot (a
 # TRUNCATE committed meanwhile); --jobs against a queued exclusive lock;
 # a --split rename failing midway (LD_PRELOAD shim fail_rename.c); TCP
 # keepalives (a silent fake server; needs ss); a full disk; progress on a
-# terminal; constant memory; no parallel plan in table mode.
+# terminal; constant memory; no parallel plan in table mode; the top-level
+# make where libpq's headers are missing (the extension alone, a message).
 #
 # The last line is "exporter: N passed, M failed"; exit status 0 only when
 # nothing failed.  About a minute.
@@ -43,11 +46,13 @@ if [ -n "${PG_BSONEXPORT:-}" ]; then
 	BIN=$PG_BSONEXPORT
 else
 	# built in a copy: the objects stay out of the work tree, and a make clean
-	# running there meanwhile cannot pull the binary from under the tests
-	mkdir -p "$WORK/build"
-	cp exporter/Makefile exporter/*.[ch] "$WORK/build/"
-	make -s -C "$WORK/build" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
-	BIN=$WORK/build/pg_bsonexport
+	# running there meanwhile cannot pull the binary from under the tests;
+	# the copy keeps the layout, as the exporter compiles ../src/core/bson_reader.c
+	mkdir -p "$WORK/build/exporter" "$WORK/build/src/core"
+	cp exporter/Makefile exporter/*.[ch] "$WORK/build/exporter/"
+	cp src/core/bson_reader.[ch] src/core/bson_types.h "$WORK/build/src/core/"
+	make -s -C "$WORK/build/exporter" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
+	BIN=$WORK/build/exporter/pg_bsonexport
 fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
@@ -220,6 +225,23 @@ VACUUM ANALYZE;
 CREATE ROLE noread LOGIN;
 CREATE ROLE colonly LOGIN;
 GRANT SELECT (doc) ON medium TO colonly;
+SQL
+# a server that sends corrupt documents: its to_bson(jsonb) is replaced by
+# one that puts an unknown type byte (0x42) into the documents marked 'bad'
+createdb -T template0 hostile || exit 1
+Q -d hostile <<'SQL' || exit 1
+CREATE EXTENSION bson_out;
+ALTER EXTENSION bson_out DROP FUNCTION to_bson(jsonb);
+DROP FUNCTION to_bson(jsonb);
+CREATE FUNCTION to_bson(doc jsonb) RETURNS bytea LANGUAGE sql IMMUTABLE STRICT AS $$
+  SELECT CASE WHEN doc ? 'bad' THEN overlay(public.to_bson(doc, false) PLACING '\x42'::bytea FROM 5 FOR 1)
+              ELSE public.to_bson(doc, false) END $$;
+-- more than one chunk of --jobs; the bad row in a later one
+CREATE TABLE t (id int, doc jsonb);
+INSERT INTO t SELECT g, CASE WHEN g = 15000 THEN jsonb_build_object('i', g, 'bad', true)
+                             ELSE jsonb_build_object('i', g) END
+  FROM generate_series(1, 20000) g;
+VACUUM ANALYZE t;
 SQL
 createdb -T template0 noext || exit 1
 Q -d noext -c "CREATE TABLE t (doc jsonb)" || exit 1
@@ -399,6 +421,56 @@ expect_error "invalid BSON: too short" 1 "row 1: the value is not a BSON documen
 expect_error "server error mid-stream" 1 "^pg_bsonexport: error: the export query failed after 2 rows: number at a is out of range for BSON" \
 	"$BIN" --query "SELECT to_bson(('{\"a\": ' || CASE WHEN g = 3 THEN '1234567890123456789012345678901234567891e400' ELSE '1' END || '}')::jsonb) FROM generate_series(1, 5) g" -o "$WORK/inv.bson"
 no_output "$WORK/inv.bson" && pass "invalid BSON, server error: no file left" || fail "invalid BSON: files left"
+
+# the full validation (the default): corrupt documents made by overlay() on
+# to_bson's output; with --no-validate only the framing is checked
+hex_file() { od -An -v -tx1 "$1" | tr -d ' \n'; }
+# invalid_doc NAME SQL REGEX: refused with the validator's byte offset and
+# reason, leaving no file; with --no-validate written as the query returns it
+invalid_doc() {
+	local name=$1 sql=$2 re=$3 f=$WORK/invalid.bson want
+	expect_error "validation: $name" 1 "$re" "$BIN" --query "$sql" -o "$f"
+	no_output "$f" && pass "validation: $name: no file left" ||
+		fail "validation: $name: a file left" "$(ls -a "$WORK")"
+	want=$(Q -c "SELECT encode(b, 'hex') FROM ($sql) q(b)" 2>&1 | tr -d '\n')
+	run "$BIN" --query "$sql" -o "$f" -q --no-validate
+	if [ "$rc" -eq 0 ] && [ "$(hex_file "$f")" = "$want" ]; then
+		pass "--no-validate: $name written as is"
+	else
+		fail "--no-validate: $name" "rc $rc; $(cat "$WORK/err"); want $want, got $(hex_file "$f")"
+	fi
+	rm -f "$f"
+}
+NESTED="SELECT b FROM (VALUES (1, to_bson('{\"a\": {\"b\": 1}}')),
+	(2, overlay(to_bson('{\"a\": {\"b\": 1}}') PLACING '\\x0d000000'::bytea FROM 8 FOR 4))) v(i, b) ORDER BY i"
+invalid_doc "a wrong inner length" "$NESTED" \
+	"^pg_bsonexport: error: row 2: the document is not valid BSON at byte offset 7: embedded document length 13 exceeds the 12 bytes available$"
+invalid_doc "invalid UTF-8 in a string" \
+	"SELECT overlay(to_bson('{\"s\": \"abc\"}') PLACING '\\xff'::bytea FROM 13 FOR 1)" \
+	"^pg_bsonexport: error: row 1: the document is not valid BSON at byte offset 12: string is not valid UTF-8$"
+invalid_doc "an unknown type byte" \
+	"SELECT overlay(to_bson('{\"s\": \"abc\"}') PLACING '\\x42'::bytea FROM 5 FOR 1)" \
+	"^pg_bsonexport: error: row 1: the document is not valid BSON at byte offset 4: unknown element type 0x42$"
+# nested n levels below the top-level document
+deep() { echo "SELECT to_bson((repeat('{\"a\": ', $(($1 + 1))) || '1' || repeat('}', $(($1 + 1))))::jsonb)"; }
+invalid_doc "nested deeper than the limit (201 levels)" "$(deep 201)" \
+	"^pg_bsonexport: error: row 1: the document is not valid BSON at byte offset [0-9]+: embedded document is nested deeper than 200 levels$"
+run "$BIN" --query "$(deep 200)" -o "$WORK/deep.bson" -q
+[ "$rc" -eq 0 ] && [ "$(hex_file "$WORK/deep.bson")" = "$(Q -c "SELECT encode(b, 'hex') FROM ($(deep 200)) q(b)")" ] &&
+	pass "validation: 200 levels of nesting, the limit, are exported" || fail "validation: 200 levels" "$(cat "$WORK/err")"
+expect_error "validation with --jobs 2 names the row within the job's chunk" 1 \
+	'^pg_bsonexport: error: row [0-9]+ of job [0-9]+ \(blocks [0-9]+ to [0-9]+\): the document is not valid BSON at byte offset 4: unknown element type 0x42$' \
+	"$BIN" -d hostile --table t --column doc -j 2 -o "$WORK/hostile.bson"
+no_output "$WORK/hostile.bson" && pass "validation with --jobs 2: no file left" ||
+	fail "validation with --jobs 2: a file left" "$(ls -a "$WORK")"
+run "$BIN" -d hostile --table t --column doc -j 2 -o "$WORK/hostile.bson" -q --no-validate
+if [ "$rc" -eq 0 ] && [ "$(hex_file "$WORK/hostile.bson")" = \
+	"$(Q -d hostile -c "SELECT encode(string_agg(to_bson(doc), ''::bytea ORDER BY ctid), 'hex') FROM t")" ]; then
+	pass "--no-validate --jobs 2: the corrupt document written as is"
+else
+	fail "--no-validate --jobs 2" "rc $rc; $(cat "$WORK/err")"
+fi
+"$BIN" --help | grep -q -- "--no-validate" && pass "--help describes --no-validate" || fail "--help: --no-validate"
 
 # ---------------------------------------------------------------- refused
 log "refused queries, names, connections, permissions"
@@ -812,6 +884,41 @@ run env PGOPTIONS="-c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_para
 cmp -s "$WORK/parallel.bson" "$WORK/rss2.bson" &&
 	pass "parallel query encouraged (PGOPTIONS): still the same bytes, in block order" ||
 	fail "parallel query encouraged" "$(cat "$WORK/err")"
+
+# ---------------------------------------------------------------- build without libpq's headers
+log "the top-level make where libpq's headers are missing"
+# a scratch copy of the sources: the work tree's objects stay as they are
+TREE=$WORK/tree
+mkdir -p "$TREE" "$WORK/no-libpq"
+cp Makefile bson_out.control bson_out--*.sql "$TREE/"
+find src exporter \( -name '*.[ch]' -o -name Makefile \) -exec cp --parents {} "$TREE/" \;
+SKIPPED="^pg_bsonexport skipped: libpq-fe.h not found in $WORK/no-libpq \(install libpq's headers"
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$TREE/bson_out.so" ] && [ ! -e "$TREE/exporter/pg_bsonexport" ] &&
+	[ "$(grep -c pg_bsonexport "$WORK/make.out")" = 1 ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
+	pass "make without libpq-fe.h: the extension built, pg_bsonexport skipped: $(grep pg_bsonexport "$WORK/make.out")"
+else
+	fail "make without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(ls "$TREE" "$TREE/exporter")"
+fi
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" \
+	DESTDIR="$WORK/dest" install >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -f "$WORK/dest$("$PG_BINDIR/pg_config" --pkglibdir)/bson_out.so" ] &&
+	[ -z "$(find "$WORK/dest" -name pg_bsonexport)" ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
+	pass "make install without libpq-fe.h: the extension installed, pg_bsonexport skipped"
+else
+	fail "make install without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(find "$WORK/dest")"
+fi
+# and with them (pg_config --includedir), the same tree builds and installs it
+make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" DESTDIR="$WORK/dest2" all install >"$WORK/make.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ -x "$WORK/dest2$("$PG_BINDIR/pg_config" --bindir)/pg_bsonexport" ] &&
+	! grep -q "skipped" "$WORK/make.out"; then
+	pass "make with libpq's headers: pg_bsonexport built and installed"
+else
+	fail "make with libpq's headers" "rc $rc; $(tail -5 "$WORK/make.out")"
+fi
 
 echo
 echo "runtime $(( $(date +%s) - T_START )) s"
