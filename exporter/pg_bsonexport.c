@@ -35,7 +35,7 @@
 #include "source.h"
 
 #define PROGNAME	"pg_bsonexport"
-#define VERSION		"0.1.0"
+#define VERSION		"1.0.0"
 #define MAX_JOBS	64
 
 /*

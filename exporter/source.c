@@ -51,9 +51,14 @@ typedef struct Extension
 {
 	char	   *schema;			/* quoted; functions are called by qualified name */
 	char		version[64];
-	int			has_row_to_bson;	/* row_to_bson(record, boolean): 0.3.0 */
-	int			has_json_to_bson;	/* json_to_bson(json, boolean, boolean): 0.2.0 */
-	int			has_to_bson_ext;	/* to_bson(jsonb, boolean, boolean): 0.2.0 */
+	/*
+	 * Every release has these; they are checked so that an installation
+	 * that lacks one (a function dropped by hand, a half-done upgrade) gets
+	 * a message naming it instead of a failed query.
+	 */
+	int			has_row_to_bson;	/* row_to_bson(record, boolean) */
+	int			has_json_to_bson;	/* json_to_bson(json, boolean, boolean) */
+	int			has_to_bson_ext;	/* to_bson(jsonb, boolean, boolean) */
 } Extension;
 
 static int
@@ -91,17 +96,17 @@ extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 	return 0;
 }
 
-/* An export that needs a function of a later bson_out than the installed one. */
+/* An export that needs a function the installed bson_out does not have. */
 static int
-extension_too_old(PGconn *conn, const Extension *ext, const char *what, const char *fn,
-				  const char *since, char *err, size_t errsize)
+extension_lacks(PGconn *conn, const Extension *ext, const char *what, const char *fn,
+				char *err, size_t errsize)
 {
 	return fail(err, errsize,
-				"%s needs the function %s of bson_out %s or later, but the extension in "
-				"database \"%s\" is version %s\n"
-				"hint: update it with ALTER EXTENSION bson_out UPDATE; in that database (the "
-				"installed files must be %s or later)", what, fn, since, PQdb(conn),
-				ext->version, since);
+				"%s needs the function %s, which the bson_out extension in database \"%s\" "
+				"(version %s) does not have\n"
+				"hint: reinstall the extension's files (make install) and run DROP EXTENSION "
+				"bson_out; CREATE EXTENSION bson_out; or ALTER EXTENSION bson_out UPDATE; in "
+				"that database", what, fn, PQdb(conn), ext->version);
 }
 
 static const char *
@@ -323,8 +328,8 @@ source_table(PGconn *conn, const char *name, const char *column,
 		}
 		if (!ext.has_row_to_bson)
 		{
-			extension_too_old(conn, &ext, "exporting whole rows (--table without --column)",
-							  "row_to_bson", "0.3.0", err, errsize);
+			extension_lacks(conn, &ext, "exporting whole rows (--table without --column)",
+							"row_to_bson", err, errsize);
 			goto fail;
 		}
 		n = strlen(schema) + 64;
@@ -392,19 +397,18 @@ source_table(PGconn *conn, const char *name, const char *column,
 			goto fail;
 		}
 
-		/* json_to_bson, and to_bson's Extended JSON form, came with 0.2.0 */
 		if (fn[0] == 'j' && !ext.has_json_to_bson)
 		{
 			PQclear(res);
-			extension_too_old(conn, &ext, "exporting a json column", "json_to_bson", "0.2.0",
-							  err, errsize);
+			extension_lacks(conn, &ext, "exporting a json column", "json_to_bson",
+							err, errsize);
 			goto fail;
 		}
 		if (fn[0] == 't' && extended_json && !ext.has_to_bson_ext)
 		{
 			PQclear(res);
-			extension_too_old(conn, &ext, "--extended-json", "to_bson(jsonb, boolean)", "0.2.0",
-							  err, errsize);
+			extension_lacks(conn, &ext, "--extended-json", "to_bson(jsonb, boolean)",
+							err, errsize);
 			goto fail;
 		}
 		n = strlen(schema) + strlen(qcol) + 64;
