@@ -1,5 +1,5 @@
 #!/bin/bash
-# pg_bsonexport benchmark (issue 7): end-to-end export speed and memory, on a
+# pg_bsonexport benchmark: end-to-end export speed and memory, on a
 # throwaway cluster set up like bench/run.sh's.
 #
 #   [PG_MAJOR=NN] [BSON_OUT_CACHE=DIR] bench/export_bench.sh [--reps N] [--out FILE.md] [--port P]
@@ -21,15 +21,18 @@
 #   (g) the same as (b) with --no-validate (framing checked, not every element)
 # and reports medians of the wall time and of the client's CPU time (user +
 # system of psql or pg_bsonexport), MB/s of BSON, the throughput ratio
-# (b)/(a) (the issue's target: at least 0.9), the --jobs 2 speed-ups (b)/(c)
-# and (b)/(f), and the cost of the full validation, (b)/(g).  The previous
+# (b)/(a) (pg_bsonexport's target: at least 0.9), the --jobs 2 speed-ups
+# (b)/(c) and (b)/(f), and the cost of the full validation, (b)/(g).  The previous
 # run's FILE is removed before each timed run, outside the timing, so that
 # every run writes a new file rather than also paying for freeing the old
 # one's blocks.  Then the peak RSS of pg_bsonexport (/usr/bin/time -v) for
 # 100,000 and 2,000,000 rows of a small-document table (bench/gen_data.py's
 # small, repeated), with one job and with --jobs 2.
 #
-# Writes bench/results/export-<UTC time>.md (or --out) and prints it.
+# Writes bench/results/export-<UTC time>.md (or --out) and prints it.  Its
+# headings are those of BENCHMARKS.md's "Export (pg_bsonexport)" section and
+# every table names the commit and the command, so that the file can be pasted
+# there as it is (below the section's generated heading block).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +43,7 @@ source "$ROOT/scripts/lib.sh"
 REPS=7
 OUT=
 PORT=
+COMMAND="bench/export_bench.sh${*:+ $*}"  # for the report: the exact command
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) REPS=$2; shift ;;
@@ -183,17 +187,21 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 cluster_stop
 
 mbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN {printf "%.1f", b / t / 1e6}'; }
+GIT="$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && [ -n "$(git status --porcelain -- exporter 2>/dev/null)" ] && echo ' (uncommitted exporter changes)')"
+PROVENANCE="_Commit $GIT; command \`$COMMAND\`._"
 {
-	echo "# pg_bsonexport benchmark"
+	echo "### pg_bsonexport benchmark"
 	echo
-	echo "\`bench/export_bench.sh --reps $REPS\`, $(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p' | head -1),"
+	echo "\`$COMMAND\`, $(date -u '+%Y-%m-%d %H:%M UTC'), took $(( $(date +%s) - T_START )) s; $(lscpu | sed -n 's/^Model name: *//p' | head -1),"
 	echo "$(nproc) CPUs, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $(postgres --version) ($(pg_build_description "$PG_MAJOR"));"
-	echo "git $(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && [ -n "$(git status --porcelain -- exporter 2>/dev/null)" ] && echo ' (uncommitted exporter changes)');"
+	echo "git $GIT;"
 	echo "load average $load_start at the start, $load_end at the end. Server settings as bench/run.sh"
 	echo "(shared_buffers=2GB, $PREWARMED, max_parallel_workers_per_gather=0, jit=off, fsync=off"
 	echo "for the server's own files). The output file is on the same file system as the cluster, ext4 here."
 	echo
-	echo "## Export of medium: $ROWS documents, $BYTES bytes of BSON"
+	echo "#### Export of medium: $ROWS documents, $BYTES bytes of BSON"
+	echo
+	echo "$PROVENANCE"
 	echo
 	echo "Median of $REPS interleaved repetitions; MB/s = BSON bytes / wall time; client CPU ="
 	echo "user + system time of the client process (psql for (a), else pg_bsonexport)."
@@ -218,7 +226,9 @@ mbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN {printf "%.1f", b / t / 1e6}'; }
 	echo "$PLAN"
 	echo '```'
 	echo
-	echo "## Peak memory (constant in the table size)"
+	echo "#### Peak memory (constant in the table size)"
+	echo
+	echo "$PROVENANCE"
 	echo
 	echo "\`/usr/bin/time -v pg_bsonexport --table T --column doc -o FILE\`, maximum resident set size:"
 	echo

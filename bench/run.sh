@@ -1,7 +1,8 @@
 #!/bin/bash
 # bson_out benchmark suite: one command, everything on a throwaway cluster.
 #
-#   ./bench/run.sh            full run (about 25 min on 2 cores), writes BENCHMARKS.md
+#   ./bench/run.sh            full run, writes BENCHMARKS.md (whose run header gives
+#                             how long it took, from this run's meta.env)
 #   ./bench/run.sh --quick    tables at 1/10, 3 repetitions (about 3 min), to try it out
 #
 # See bench/README.md for what it measures and the files it writes.
@@ -24,11 +25,11 @@ usage: bench/run.sh [options]
   --no-jsbson        skip the js-bson (Node.js) reference
   --no-memory        skip the peak-memory check (200k vs 1M rows)
   --no-callgrind     skip the instructions-per-document counts
-  --no-json          skip the json_to_bson / Extended JSON part (issue 4: tables
+  --no-json          skip the json_to_bson / Extended JSON part (tables
                      medium_json, medium_ext, medium_ext_json and their variants)
-  --no-row           skip the row_to_bson part (issue 5: tables typed and
+  --no-row           skip the row_to_bson part (tables typed and
                      medium_rows and their variants)
-  --no-decode        skip the BSON-to-JSON part (issue 6: tables medium_bson,
+  --no-decode        skip the reading-BSON-back part (tables medium_bson,
                      medium_text and medium_stream, and the from_bson, bson_to_json,
                      bson_is_valid and bson_documents variants)
   --publish          write BENCHMARKS.md and bench/benchmarks.png (default for full runs)
@@ -81,18 +82,19 @@ T_START=$(date +%s)
 FAKE=${BENCH_FAKE_EXTENSION:-0}
 
 TABLES=(small medium large keys)
-# issue 4 (UTF8 database only): medium's documents as json, and with three
-# Extended JSON v2 wrappers each as jsonb and as json (gen_data.py DERIVED)
+# json_to_bson and Extended JSON (UTF8 database only): medium's documents as
+# json, and with three Extended JSON v2 wrappers each as jsonb and as json
+# (gen_data.py DERIVED)
 X_TABLES=()
 [ "$JSONX" = 1 ] && X_TABLES=(medium_json medium_ext medium_ext_json)
-# issue 5 (UTF8 database only): tables of typed columns for row_to_bson: typed
+# row_to_bson (UTF8 database only): tables of typed columns: typed
 # (12 columns, its own seed) and medium_rows (medium's documents as rows;
 # gen_data.py ROW_TABLES); the key column callgrind limits the rows with
 R_TABLES=()
 [ "$ROWX" = 1 ] && R_TABLES=(typed medium_rows)
 declare -A R_KEY=([typed]=id [medium_rows]=_id)
-# issue 6 (UTF8 database only): BSON back to JSON.  medium_bson (id, b bytea) =
-# to_bson(doc) of medium, medium_text (id, t text) = doc::text of medium (so
+# reading BSON back (UTF8 database only): BSON to jsonb and JSON.  medium_bson
+# (id, b bytea) = to_bson(doc) of medium, medium_text (id, t text) = doc::text of medium (so
 # that parsing the text form can be timed alone), medium_stream = one row
 # holding the first STREAM_DOCS of medium_bson's documents concatenated (a
 # .bson file as mongodump writes it) for bson_documents.  Made in SQL here,
@@ -202,7 +204,7 @@ fi
 if [ ${#R_TABLES[@]} -gt 0 ]; then
 	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname "$DB" --scale "$SCALE" --tables "$(IFS=,; echo "${R_TABLES[*]}")"
 fi
-# issue 6: the medium documents as BSON and as stored text, row for row, and
+# reading BSON back: the medium documents as BSON and as stored text, row for row, and
 # the stream; the stream column is stored uncompressed (STORAGE EXTERNAL), so
 # that reading it is a copy of its TOAST chunks, not a pglz decompression
 if [ ${#D_TABLES[@]} -gt 0 ]; then
@@ -231,7 +233,8 @@ for db in "${DBS[@]}"; do
 			FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 	done
 done
-# issue 4 tables: the BSON size is that of the function the table is there for
+# json_to_bson and Extended JSON tables: the BSON size is that of the function
+# the table is there for
 for t in "${X_TABLES[@]}"; do
 	case $t in
 	medium_json) expr="json_to_bson(doc)" ;;
@@ -245,7 +248,7 @@ for t in "${X_TABLES[@]}"; do
 		count(*) FILTER (WHERE pg_column_compression(doc) IS NOT NULL)
 		FROM $t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 done
-# issue 5 tables: text = row_to_json(t)::text, stored = the row (pg_column_size
+# row_to_bson tables: text = row_to_json(t)::text, stored = the row (pg_column_size
 # of the whole-row value), BSON = row_to_bson(t), compressed = rows with a
 # compressed jsonb column
 for t in "${R_TABLES[@]}"; do
@@ -261,7 +264,7 @@ for t in "${R_TABLES[@]}"; do
 		count(*) FILTER (WHERE $comp)
 		FROM $t t, pg_class c WHERE c.oid = '$t'::regclass GROUP BY c.reltoastrelid" >>"$OUT/tables.csv"
 done
-# issue 6 tables: medium_bson's text = bson_to_json(b) (the JSON it decodes
+# reading-BSON-back tables: medium_bson's text = bson_to_json(b) (the JSON it decodes
 # to), stored = the bytea as stored, BSON = the bytea; medium_text's text = t,
 # no BSON; medium_stream: rows = the documents in its one stream, stored = the
 # stream as stored (TOAST, uncompressed), BSON = the stream's length
@@ -281,7 +284,7 @@ for t in "${D_TABLES[@]}"; do
 done
 column -s, -t "$OUT/tables.csv" | sed 's/^/   /'
 
-# issue 4: check that the data exercises what it is meant to.  In BSON an
+# json_to_bson and Extended JSON: check that the data exercises what it is meant to.  In BSON an
 # element is its type byte, the key and a NUL: with extended_json the three
 # wrappers must come out as ObjectId (0x07), UTC datetime (0x09) and int64
 # (0x12); json_to_bson keeps the generator's key order (name before age;
@@ -312,7 +315,7 @@ if [ "$JSONX" = 1 ] && [ "$FAKE" != 1 ]; then
 		log "warning: json_to_bson did not keep the key order (name before age) in every medium_json document (extjson_check.env)"
 fi
 
-# issue 5: check that row_to_bson writes the columns as the native types the
+# row_to_bson: check that it writes the columns as the native types the
 # benchmark is about (element = type byte, key, NUL): typed's id int32 (0x10,
 # the first element), n int64 (0x12), amount decimal128 (0x13), created UTC
 # datetime (0x09), uid binary subtype 4 (0x05, length 16), score double
@@ -361,7 +364,7 @@ if [ "$ROWX" = 1 ] && [ "$FAKE" != 1 ]; then
 		log "warning: NULL columns: null elements or omit_nulls not as expected (rowbson_check.env)"
 fi
 
-# issue 6: check that the decoders take every document the benchmark times:
+# reading BSON back: check that the decoders take every document the benchmark times:
 # bson_is_valid accepts them all, bson_documents splits the stream into
 # exactly its documents and bytes; and, for information, how many documents
 # come back equal to the jsonb they were encoded from (from_bson, and
@@ -419,7 +422,7 @@ for db in "${DBS[@]}"; do
 done
 VARIANTS+=("$DB|medium|par0|scan_bson_parallel.sql|-D workers=0"
 	"$DB|medium|par2|scan_bson_parallel.sql|-D workers=2")
-# issue 4: json_to_bson against the cast a user would write instead (and
+# json_to_bson against the cast a user would write instead (and
 # json's doc::text, no parsing at all, for context); to_bson(doc, true) against
 # to_bson(doc) on the same documents with wrappers; json_to_bson(doc, true)
 # for information.  Interleaved with all the others.
@@ -432,7 +435,7 @@ if [ "$JSONX" = 1 ]; then
 		"$DB|medium_ext|bson_ext|scan_bson_ext.sql|"
 		"$DB|medium_ext_json|json_bson_ext|scan_json_bson_ext.sql|")
 fi
-# issue 5: row_to_bson(t) against row_to_json(t)::text (the target's
+# row_to_bson(t) against row_to_json(t)::text (the target's
 # reference) and to_bson(to_jsonb(t)) (what a user has without it), on the
 # typed table and on the medium documents as rows.  Interleaved with all the
 # others.
@@ -441,7 +444,7 @@ for t in "${R_TABLES[@]}"; do
 		"$DB|$t|row_json|scan_row_json.sql|"
 		"$DB|$t|row_jsonb_bson|scan_row_jsonb_bson.sql|")
 done
-# issue 6: from_bson against doc::text::jsonb (the issue's reference: jsonb
+# from_bson against doc::text::jsonb (its target's reference: jsonb
 # printed and parsed back) and t::jsonb (parsing the stored text alone);
 # bson_to_json, relaxed and canonical, against doc::text (medium's text
 # variant above); bson_is_valid and bson_documents (per document).
@@ -609,7 +612,7 @@ if [ "$CALLGRIND" = 1 ]; then
 	for t in "${R_TABLES[@]}"; do
 		for name in row_bson row_json row_jsonb_bson; do cg_specs+=("$DB|$t|$name"); done
 	done
-	# issue 6; doc::text on medium is the text spec above
+	# reading BSON back; doc::text on medium is the text spec above
 	if [ "$DECODEX" = 1 ]; then
 		cg_specs+=("$DB|medium_bson|from_bson" "$DB|medium|text_jsonb" "$DB|medium_text|jsonb_in"
 			"$DB|medium_bson|bson_to_json" "$DB|medium_bson|bson_to_json_canonical"
@@ -632,13 +635,13 @@ if [ "$CALLGRIND" = 1 ]; then
 			toggles=(--toggle-collect=json_out --toggle-collect=jsonb_in --toggle-collect="$SYM") ;;
 		bson_ext) expr="to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_EXT") ;;
 		json_bson_ext) expr="json_to_bson(doc, true)"; fast=on; toggles=(--toggle-collect="$SYM_JSON") ;;
-		# issue 5, on rows: the whole-row value is built by the executor, outside
+		# row_to_bson, on rows: the whole-row value is built by the executor, outside
 		# every toggle; row_to_json(t)::text is a binary cast
 		row_bson) expr="row_to_bson(t)"; fast=on; toggles=(--toggle-collect="$SYM_ROW") ;;
 		row_json) expr="row_to_json(t)::text"; fast=on; toggles=(--toggle-collect=row_to_json) ;;
 		row_jsonb_bson) expr="to_bson(to_jsonb(t))"; fast=on
 			toggles=(--toggle-collect=to_jsonb --toggle-collect="$SYM") ;;
-		# issue 6, consumed as in the scans: pg_column_size of the jsonb and
+		# reading BSON back, consumed as in the scans: pg_column_size of the jsonb and
 		# octet_length of the text read only the length word.  Both casts of
 		# doc::text::jsonb are CoerceViaIO (jsonb_out, textin; textout, jsonb_in)
 		from_bson) fast=on; toggles=(--toggle-collect="$SYM_FROM")
