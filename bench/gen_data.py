@@ -7,7 +7,7 @@ environment that scripts/lib.sh exports).  The same seed gives the same
 documents on every machine: every table draws from its own random.Random
 seeded with a fixed string.
 
-Derived tables (issue 4, asked for with --tables): medium_json holds the
+Derived tables (json_to_bson and Extended JSON, asked for with --tables): medium_json holds the
 medium documents as json, the generator's own text (so json_to_bson sees the
 generator's key order); medium_ext (jsonb) and medium_ext_json (json) hold
 them with three MongoDB Extended JSON v2 wrappers each: _id as
@@ -15,7 +15,7 @@ them with three MongoDB Extended JSON v2 wrappers each: _id as
 {"$numberLong": "<digits>"}.  They draw from medium's seed, so the
 documents are medium's, row for row.
 
-Row tables (issue 5, row_to_bson, also asked for with --tables) have typed
+Row tables (row_to_bson, also asked for with --tables) have typed
 columns instead of a document: typed (id int primary key, n bigint, amount
 numeric(12,2), name text, email text, created timestamptz, uid uuid, active
 bool, age int, score float8, meta jsonb, tags text[]; its own seed) and
@@ -228,7 +228,7 @@ DERIVED = {"medium_json": ("medium", None, "json"),
            "medium_ext_json": ("medium", extjson_wrap, "json")}
 
 
-# issue 5 (row_to_bson): tables of typed columns instead of a document
+# row_to_bson: tables of typed columns instead of a document
 META_SRC = ["web", "app", "api", "import", "batch"]
 
 
@@ -396,7 +396,7 @@ def main():
                     help="fraction of the full row counts (quick mode uses 0.1)")
     ap.add_argument("--tables", default="small,medium,large,keys",
                     help="comma-separated; also medium_json, medium_ext, medium_ext_json "
-                    "(issue 4) and typed, medium_rows (issue 5)")
+                    "(json_to_bson) and typed, medium_rows (row_to_bson)")
     ap.add_argument("--dump", metavar="TABLE",
                     help="print the documents of TABLE as JSON lines instead of loading")
     args = ap.parse_args()

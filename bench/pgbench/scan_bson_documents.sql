@@ -1,4 +1,4 @@
--- bson_documents over one stream of concatenated BSON documents (issue 6; a
+-- bson_documents over one stream of concatenated BSON documents (a
 -- .bson file as mongodump writes it), stored uncompressed in a one-row table
 -- (s bytea, docs int); every document is validated and returned as a row.
 -- pgbench -n -f bench/pgbench/scan_bson_documents.sql -D table=medium_stream -t 5

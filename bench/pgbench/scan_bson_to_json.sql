@@ -1,4 +1,4 @@
--- bson_to_json on a bytea column of BSON documents (issue 6): relaxed
+-- bson_to_json on a bytea column of BSON documents: relaxed
 -- Extended JSON v2 text; json -> text is a binary cast, so octet_length reads
 -- the length word, as in scan_text.sql (its reference, on medium).
 -- pgbench -n -f bench/pgbench/scan_bson_to_json.sql -D table=medium_bson -t 5

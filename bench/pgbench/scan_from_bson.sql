@@ -1,4 +1,4 @@
--- from_bson on a bytea column of BSON documents (issue 6): BSON to jsonb.
+-- from_bson on a bytea column of BSON documents: BSON to jsonb.
 -- pg_column_size reads only the result's length word, so the sum costs nothing
 -- beyond building the jsonb (the denominators below are consumed the same way).
 -- pgbench -n -f bench/pgbench/scan_from_bson.sql -D table=medium_bson -t 5

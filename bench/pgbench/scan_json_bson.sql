@@ -1,4 +1,4 @@
--- json_to_bson on a json column (issue 4): JSON text straight to BSON, key
+-- json_to_bson on a json column: JSON text straight to BSON, key
 -- order kept, fast path on (the default).
 -- pgbench -n -f bench/pgbench/scan_json_bson.sql -D table=medium_json -t 5
 SET max_parallel_workers_per_gather = 0;

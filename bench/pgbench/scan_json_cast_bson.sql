@@ -1,4 +1,4 @@
--- the alternative to json_to_bson a user has for a json column (issue 4): the
+-- the alternative to json_to_bson a user has for a json column: the
 -- cast to jsonb (json_out + jsonb_in), then to_bson.
 -- pgbench -n -f bench/pgbench/scan_json_cast_bson.sql -D table=medium_json -t 5
 SET max_parallel_workers_per_gather = 0;

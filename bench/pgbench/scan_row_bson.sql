@@ -1,4 +1,4 @@
--- row_to_bson on a table of typed columns (issue 5): the whole row as one
+-- row_to_bson on a table of typed columns: the whole row as one
 -- BSON document, every column as its native BSON type.
 -- pgbench -n -f bench/pgbench/scan_row_bson.sql -D table=typed -t 5
 SET max_parallel_workers_per_gather = 0;

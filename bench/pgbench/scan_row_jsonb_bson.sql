@@ -1,4 +1,4 @@
--- the row to BSON without row_to_bson (issue 5): to_jsonb of the row, then
+-- the row to BSON without row_to_bson: to_jsonb of the row, then
 -- to_bson (timestamps become strings, numerics integers or doubles, uuids strings).
 -- pgbench -n -f bench/pgbench/scan_row_jsonb_bson.sql -D table=typed -t 5
 SET max_parallel_workers_per_gather = 0;
