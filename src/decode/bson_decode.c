@@ -123,6 +123,18 @@ bson_decode_to_server(const char *s, size_t len, size_t *outlen,
 	return converted;
 }
 
+char *
+bson_regex_options_text(const char *options, size_t *len)
+{
+	size_t		n = strlen(options);
+	char	   *sorted = palloc(n + 1);
+
+	extjson_sort_regex_options(options, n, sorted);
+	sorted[n] = '\0';
+	*len = n;
+	return sorted;
+}
+
 /*
  * PostgreSQL's Ryu does not take a decimal that lies exactly on the boundary
  * between d and its neighbour, although strtod reads such a tie back as d

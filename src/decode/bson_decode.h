@@ -2,7 +2,9 @@
  * bson_decode.h
  *		What the BSON readers inside PostgreSQL share: validation that raises
  *		PostgreSQL errors, the path of the element being read (for error
- *		messages), UTF-8 to the server encoding, and the text of a double.
+ *		messages), UTF-8 to the server encoding, and the texts that both
+ *		show alike inside Extended JSON wrappers (doubles, ObjectIds, binary
+ *		subtypes, datetimes, regular expression options).
  *
  * The decoder's core (bson_reader.h) knows nothing of PostgreSQL; this is
  * its glue.  The readers themselves: bson_to_jsonb.c (from_bson) and
@@ -13,7 +15,10 @@
 
 #include "bson_compat.h"
 
+#include <math.h>
+
 #include "lib/stringinfo.h"
+#include "utils/builtins.h"
 
 #include "bson_reader.h"
 #include "decimal128.h"
@@ -83,5 +88,68 @@ typedef enum BsonDoubleStyle
 
 #define BSON_DOUBLE_TEXT 40
 extern int	bson_double_text(double d, BsonDoubleStyle style, char *out);
+
+/*
+ * The {"$numberDouble": ...} text of a double that no JSON number can show
+ * (NaN and the infinities), or NULL for a finite d.
+ */
+static inline const char *
+bson_double_special_text(double d)
+{
+	if (unlikely(isnan(d)))
+		return "NaN";
+	if (unlikely(isinf(d)))
+		return d > 0 ? "Infinity" : "-Infinity";
+	return NULL;
+}
+
+/* An ObjectId's 12 bytes as {"$oid": ...} shows them: 24 lower-case hex */
+#define BSON_OID_TEXT 25
+static inline void
+bson_oid_text(const uint8 *oid, char *out)
+{
+	extjson_hex_encode(oid, 12, out);
+}
+
+/* A binary subtype as $binary's "subType": two lower-case hex digits */
+#define BSON_SUBTYPE_TEXT 3
+static inline void
+bson_subtype_text(uint8 subtype, char *out)
+{
+	extjson_hex_encode(&subtype, 1, out);
+}
+
+/* The length of the base64 text of len bytes, with padding, without NUL */
+static inline size_t
+bson_base64_length(size_t len)
+{
+	return 4 * ((len + 2) / 3);
+}
+
+/*
+ * The text inside {"$date": ...}: relaxed Extended JSON shows a datetime as
+ * ISO-8601 for the years 1970 to 9999, the only ones it defines that form
+ * for; canonical Extended JSON, and relaxed for any other instant, shows
+ * {"$numberLong": "<milliseconds>"}.  Writes the ISO-8601 string or the
+ * decimal milliseconds to out (BSON_DATETIME_TEXT bytes, NUL-terminated),
+ * its length to *len, and returns true for ISO-8601.
+ */
+#define BSON_DATETIME_TEXT Max(EXTJSON_ISO8601_SIZE, MAXINT8LEN + 1)
+static inline bool
+bson_datetime_text(int64 ms, bool canonical, char *out, int *len)
+{
+	if (!canonical && (*len = extjson_format_iso8601(ms, out)) > 0)
+		return true;
+	*len = bson_lltoa(ms, out);
+	return false;
+}
+
+/*
+ * A regular expression's options as Extended JSON shows them: in the order
+ * the BSON specification requires (alphabetical, extjson_sort_regex_options),
+ * whatever order the document holds them in; a palloc'd NUL-terminated copy
+ * of *len bytes.
+ */
+extern char *bson_regex_options_text(const char *options, size_t *len);
 
 #endif							/* BSON_DECODE_H */

@@ -12,8 +12,6 @@
  */
 #include "bson_to_json.h"
 
-#include <math.h>
-
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -259,23 +257,241 @@ append_wrapped_text(JsonWriter *jw, const char *wrapper, const char *text)
 	jw_literal(jw, "\"}");
 }
 
+/*
+ * One writer per BSON type or family of types.  Each is static and called
+ * from one place, write_value's switch, so GCC inlines it there (and
+ * write_value into write_document's loop): the split costs no call.
+ */
+
+/* Numbers: relaxed as JSON numbers, canonical in their wrappers */
 static void
-append_double(JsonWriter *jw, double d)
+write_double(JsonWriter *jw, const BsonIter *it)
 {
+	double		d = bson_iter_double(it);
+	const char *special = bson_double_special_text(d);
 	char		buf[BSON_DOUBLE_TEXT];
 	int			len;
 
-	if (isnan(d))
-		append_wrapped_text(jw, "$numberDouble", "NaN");
-	else if (isinf(d))
-		append_wrapped_text(jw, "$numberDouble", d > 0 ? "Infinity" : "-Infinity");
+	if (special)
+	{
+		append_wrapped_text(jw, "$numberDouble", special);
+		return;
+	}
+	len = bson_double_text(d, BSON_DOUBLE_JSON, buf);
+	if (jw->canonical)
+		append_wrapped_text(jw, "$numberDouble", buf);
+	else
+		jw_put(jw, buf, len);
+}
+
+static void
+write_int32(JsonWriter *jw, const BsonIter *it)
+{
+	if (jw->canonical)
+		append_quoted_int64(jw, "$numberInt", bson_iter_int32(it));
+	else
+		append_int64(jw, bson_iter_int32(it));
+}
+
+static void
+write_int64(JsonWriter *jw, const BsonIter *it)
+{
+	if (jw->canonical)
+		append_quoted_int64(jw, "$numberLong", bson_iter_int64(it));
+	else
+		append_int64(jw, bson_iter_int64(it));
+}
+
+static void
+write_decimal128(JsonWriter *jw, const BsonIter *it)
+{
+	uint64_t	low;
+	uint64_t	high;
+	char		text[DECIMAL128_STRING_SIZE];
+
+	bson_iter_decimal128(it, &low, &high);
+	decimal128_to_string(low, high, text);
+	append_wrapped_text(jw, "$numberDecimal", text);
+}
+
+/* Strings, and code and symbols, which are strings in a wrapper */
+static void
+write_string(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
+{
+	size_t		len;
+	const char *s = bson_iter_utf8(it, &len);
+
+	append_string(jw, s, len, path, false);
+}
+
+static void
+write_code_or_symbol(JsonWriter *jw, const BsonIter *it,
+					 const BsonDecodePath *path)
+{
+	size_t		len;
+	const char *s = bson_iter_utf8(it, &len);
+
+	if (it->type == BSON_TYPE_CODE)
+		jw_literal(jw, "{\"$code\": ");
+	else
+		jw_literal(jw, "{\"$symbol\": ");
+	append_string(jw, s, len, path, false);
+	jw_char(jw, '}');
+}
+
+static void
+write_code_w_scope(JsonWriter *jw, const BsonIter *it,
+				   const BsonDecodePath *path)
+{
+	size_t		len;
+	const uint8 *scope;
+	const char *code = bson_iter_code_w_scope(it, &len, &scope);
+
+	jw_literal(jw, "{\"$code\": ");
+	append_string(jw, code, len, path, false);
+	jw_literal(jw, ", \"$scope\": ");
+	write_document(jw, scope, false, path);
+	jw_char(jw, '}');
+}
+
+static void
+write_binary(JsonWriter *jw, const BsonIter *it)
+{
+	uint8_t		subtype;
+	size_t		len;
+	const uint8 *data = bson_iter_binary(it, &subtype, &len);
+	char		sub[BSON_SUBTYPE_TEXT];
+
+	bson_subtype_text(subtype, sub);
+	jw_literal(jw, "{\"$binary\": {\"base64\": \"");
+	/* in pieces, so that the reservation stays small */
+	while (len > 0)
+	{
+		size_t		n = Min(len, (size_t) 3 * ESCAPE_CHUNK);
+
+		jw_reserve(jw, bson_base64_length(n) + 1);
+		jw->pos += extjson_base64_encode(data, n, jw->pos);
+		data += n;
+		len -= n;
+	}
+	jw_literal(jw, "\", \"subType\": \"");
+	jw_put(jw, sub, 2);
+	jw_literal(jw, "\"}}");
+}
+
+static void
+write_objectid(JsonWriter *jw, const BsonIter *it)
+{
+	char		hex[BSON_OID_TEXT];
+
+	bson_oid_text(it->value, hex);
+	append_wrapped_text(jw, "$oid", hex);
+}
+
+static void
+write_datetime(JsonWriter *jw, const BsonIter *it)
+{
+	char		text[BSON_DATETIME_TEXT];
+	int			len;
+
+	if (bson_datetime_text(bson_iter_int64(it), jw->canonical, text, &len))
+	{
+		jw_literal(jw, "{\"$date\": \"");
+		jw_put(jw, text, len);
+		jw_literal(jw, "\"}");
+	}
 	else
 	{
-		len = bson_double_text(d, BSON_DOUBLE_JSON, buf);
-		if (jw->canonical)
-			append_wrapped_text(jw, "$numberDouble", buf);
-		else
-			jw_put(jw, buf, len);
+		jw_literal(jw, "{\"$date\": {\"$numberLong\": \"");
+		jw_put(jw, text, len);
+		jw_literal(jw, "\"}}");
+	}
+}
+
+static void
+write_timestamp(JsonWriter *jw, const BsonIter *it)
+{
+	uint32_t	t;
+	uint32_t	i;
+
+	bson_iter_timestamp(it, &t, &i);
+	jw_literal(jw, "{\"$timestamp\": {\"t\": ");
+	append_int64(jw, t);
+	jw_literal(jw, ", \"i\": ");
+	append_int64(jw, i);
+	jw_literal(jw, "}}");
+}
+
+static void
+write_regex(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
+{
+	const char *pattern;
+	const char *options;
+	char	   *sorted;
+	size_t		len;
+
+	bson_iter_regex(it, &pattern, &options);
+	sorted = bson_regex_options_text(options, &len);
+	jw_literal(jw, "{\"$regularExpression\": {\"pattern\": ");
+	append_string(jw, pattern, strlen(pattern), path, false);
+	jw_literal(jw, ", \"options\": ");
+	append_string(jw, sorted, len, path, false);
+	jw_literal(jw, "}}");
+	pfree(sorted);
+}
+
+static void
+write_dbpointer(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
+{
+	size_t		len;
+	const uint8 *oid;
+	const char *ns = bson_iter_dbpointer(it, &len, &oid);
+	char		hex[BSON_OID_TEXT];
+
+	bson_oid_text(oid, hex);
+	jw_literal(jw, "{\"$dbPointer\": {\"$ref\": ");
+	append_string(jw, ns, len, path, false);
+	jw_literal(jw, ", \"$id\": ");
+	append_wrapped_text(jw, "$oid", hex);
+	jw_literal(jw, "}}");
+}
+
+static void
+write_bool(JsonWriter *jw, const BsonIter *it)
+{
+	if (it->value[0])
+		jw_literal(jw, "true");
+	else
+		jw_literal(jw, "false");
+}
+
+static void
+write_null(JsonWriter *jw)
+{
+	jw_literal(jw, "null");
+}
+
+/*
+ * The types that are only a marker, with no value.  They are rare (undefined
+ * is deprecated), so a second switch here costs nothing that matters; it is
+ * kept out of line because, inlined, that switch leads GCC to a
+ * write_document loop that spends a few more instructions on every element
+ * of every document (callgrind).
+ */
+static pg_noinline void
+write_marker(JsonWriter *jw, const BsonIter *it)
+{
+	switch (it->type)
+	{
+		case BSON_TYPE_UNDEFINED:
+			jw_literal(jw, "{\"$undefined\": true}");
+			break;
+		case BSON_TYPE_MINKEY:
+			jw_literal(jw, "{\"$minKey\": 1}");
+			break;
+		case BSON_TYPE_MAXKEY:
+			jw_literal(jw, "{\"$maxKey\": 1}");
+			break;
 	}
 }
 
@@ -285,180 +501,59 @@ write_value(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 	switch (it->type)
 	{
 		case BSON_TYPE_DOUBLE:
-			append_double(jw, bson_iter_double(it));
+			write_double(jw, it);
 			break;
 		case BSON_TYPE_STRING:
-			{
-				size_t		len;
-				const char *s = bson_iter_utf8(it, &len);
-
-				append_string(jw, s, len, path, false);
-				break;
-			}
+			write_string(jw, it, path);
+			break;
 		case BSON_TYPE_DOCUMENT:
 		case BSON_TYPE_ARRAY:
 			write_document(jw, it->value, it->type == BSON_TYPE_ARRAY, path);
 			break;
 		case BSON_TYPE_BINARY:
-			{
-				uint8_t		subtype;
-				size_t		len;
-				const uint8 *data = bson_iter_binary(it, &subtype, &len);
-				char		sub[3];
-
-				extjson_hex_encode(&subtype, 1, sub);
-				jw_literal(jw, "{\"$binary\": {\"base64\": \"");
-				/* in pieces, so that the reservation stays small */
-				while (len > 0)
-				{
-					size_t		n = Min(len, (size_t) 3 * ESCAPE_CHUNK);
-
-					jw_reserve(jw, 4 * ((n + 2) / 3) + 1);
-					jw->pos += extjson_base64_encode(data, n, jw->pos);
-					data += n;
-					len -= n;
-				}
-				jw_literal(jw, "\", \"subType\": \"");
-				jw_put(jw, sub, 2);
-				jw_literal(jw, "\"}}");
-				break;
-			}
+			write_binary(jw, it);
+			break;
 		case BSON_TYPE_UNDEFINED:
-			jw_literal(jw, "{\"$undefined\": true}");
+		case BSON_TYPE_MINKEY:
+		case BSON_TYPE_MAXKEY:
+			write_marker(jw, it);
 			break;
 		case BSON_TYPE_OBJECTID:
-			{
-				char		hex[25];
-
-				extjson_hex_encode(it->value, 12, hex);
-				append_wrapped_text(jw, "$oid", hex);
-				break;
-			}
+			write_objectid(jw, it);
+			break;
 		case BSON_TYPE_BOOL:
-			if (it->value[0])
-				jw_literal(jw, "true");
-			else
-				jw_literal(jw, "false");
+			write_bool(jw, it);
 			break;
 		case BSON_TYPE_DATETIME:
-			{
-				int64		ms = bson_iter_int64(it);
-				char		iso[EXTJSON_ISO8601_SIZE];
-
-				if (!jw->canonical && extjson_format_iso8601(ms, iso) > 0)
-					append_wrapped_text(jw, "$date", iso);
-				else
-				{
-					jw_literal(jw, "{\"$date\": ");
-					append_quoted_int64(jw, "$numberLong", ms);
-					jw_char(jw, '}');
-				}
-				break;
-			}
+			write_datetime(jw, it);
+			break;
 		case BSON_TYPE_NULL:
-			jw_literal(jw, "null");
+			write_null(jw);
 			break;
 		case BSON_TYPE_REGEX:
-			{
-				const char *pattern;
-				const char *options;
-				char	   *sorted;
-
-				bson_iter_regex(it, &pattern, &options);
-				sorted = palloc(strlen(options) + 1);
-				extjson_sort_regex_options(options, strlen(options), sorted);
-				sorted[strlen(options)] = '\0';
-				jw_literal(jw, "{\"$regularExpression\": {\"pattern\": ");
-				append_string(jw, pattern, strlen(pattern), path, false);
-				jw_literal(jw, ", \"options\": ");
-				append_string(jw, sorted, strlen(sorted), path, false);
-				jw_literal(jw, "}}");
-				pfree(sorted);
-				break;
-			}
+			write_regex(jw, it, path);
+			break;
 		case BSON_TYPE_DBPOINTER:
-			{
-				size_t		len;
-				const uint8 *oid;
-				const char *ns = bson_iter_dbpointer(it, &len, &oid);
-				char		hex[25];
-
-				extjson_hex_encode(oid, 12, hex);
-				jw_literal(jw, "{\"$dbPointer\": {\"$ref\": ");
-				append_string(jw, ns, len, path, false);
-				jw_literal(jw, ", \"$id\": ");
-				append_wrapped_text(jw, "$oid", hex);
-				jw_literal(jw, "}}");
-				break;
-			}
+			write_dbpointer(jw, it, path);
+			break;
 		case BSON_TYPE_CODE:
 		case BSON_TYPE_SYMBOL:
-			{
-				size_t		len;
-				const char *s = bson_iter_utf8(it, &len);
-
-				if (it->type == BSON_TYPE_CODE)
-					jw_literal(jw, "{\"$code\": ");
-				else
-					jw_literal(jw, "{\"$symbol\": ");
-				append_string(jw, s, len, path, false);
-				jw_char(jw, '}');
-				break;
-			}
+			write_code_or_symbol(jw, it, path);
+			break;
 		case BSON_TYPE_CODE_W_SCOPE:
-			{
-				size_t		len;
-				const uint8 *scope;
-				const char *code = bson_iter_code_w_scope(it, &len, &scope);
-
-				jw_literal(jw, "{\"$code\": ");
-				append_string(jw, code, len, path, false);
-				jw_literal(jw, ", \"$scope\": ");
-				write_document(jw, scope, false, path);
-				jw_char(jw, '}');
-				break;
-			}
+			write_code_w_scope(jw, it, path);
+			break;
 		case BSON_TYPE_INT32:
-			if (jw->canonical)
-				append_quoted_int64(jw, "$numberInt", bson_iter_int32(it));
-			else
-				append_int64(jw, bson_iter_int32(it));
+			write_int32(jw, it);
 			break;
 		case BSON_TYPE_TIMESTAMP:
-			{
-				uint32_t	t;
-				uint32_t	i;
-
-				bson_iter_timestamp(it, &t, &i);
-				jw_literal(jw, "{\"$timestamp\": {\"t\": ");
-				append_int64(jw, t);
-				jw_literal(jw, ", \"i\": ");
-				append_int64(jw, i);
-				jw_literal(jw, "}}");
-				break;
-			}
+			write_timestamp(jw, it);
+			break;
 		case BSON_TYPE_INT64:
-			if (jw->canonical)
-				append_quoted_int64(jw, "$numberLong", bson_iter_int64(it));
-			else
-				append_int64(jw, bson_iter_int64(it));
+			write_int64(jw, it);
 			break;
 		case BSON_TYPE_DECIMAL128:
-			{
-				uint64_t	low;
-				uint64_t	high;
-				char		text[DECIMAL128_STRING_SIZE];
-
-				bson_iter_decimal128(it, &low, &high);
-				decimal128_to_string(low, high, text);
-				append_wrapped_text(jw, "$numberDecimal", text);
-				break;
-			}
-		case BSON_TYPE_MINKEY:
-			jw_literal(jw, "{\"$minKey\": 1}");
-			break;
-		case BSON_TYPE_MAXKEY:
-			jw_literal(jw, "{\"$maxKey\": 1}");
+			write_decimal128(jw, it);
 			break;
 		default:
 			elog(ERROR, "unexpected BSON element type 0x%02x after validation", it->type);
