@@ -493,21 +493,38 @@ extjson_parse_iso8601(const char *s, size_t len, int64_t *ms)
 bool
 extjson_sort_regex_options(const char *in, size_t len, char *out)
 {
-	size_t		count[128] = {0};
+	size_t		count[128];
 	size_t		n = 0;
 
 	for (size_t i = 0; i < len; i++)
 	{
-		unsigned char c = (unsigned char) in[i];
-
-		if (c >= 128)
+		if ((unsigned char) in[i] >= 128)
 		{
 			memcpy(out, in, len);
 			return false;
 		}
-		count[c]++;
+	}
+	if (len <= 16)
+	{
+		/* the usual few letters: an insertion sort */
+		for (size_t i = 0; i < len; i++)
+		{
+			char		c = in[i];
+			size_t		j = i;
+
+			while (j > 0 && (unsigned char) out[j - 1] > (unsigned char) c)
+			{
+				out[j] = out[j - 1];
+				j--;
+			}
+			out[j] = c;
+		}
+		return true;
 	}
 	/* a counting sort: linear whatever the length */
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < len; i++)
+		count[(unsigned char) in[i]]++;
 	for (int c = 0; c < 128; c++)
 	{
 		memset(out + n, c, count[c]);

@@ -1196,6 +1196,35 @@ test_decimal128_from_digits(void)
 	check_digits(false, "10 ", 0, false, 0, 0);
 }
 
+/* regular expression options: sorted when ASCII, copied as they are if not */
+static void
+check_options(const char *in, bool ok, const char *want)
+{
+	size_t		len = strlen(in);
+	char		out[128];
+	bool		r;
+
+	memset(out, '#', sizeof(out));
+	r = extjson_sort_regex_options(place(in, len, 0), len, out);
+	report(r == ok && memcmp(out, want, len) == 0 && out[len] == '#',
+		   "regex options", in, len, want);
+}
+
+static void
+test_regex_options(void)
+{
+	check_options("", true, "");
+	check_options("i", true, "i");
+	check_options("xsmi", true, "imsx");
+	check_options("uxsmli", true, "ilmsux");
+	check_options("iimm", true, "iimm");
+	/* past the insertion sort's length: the counting sort, the same order */
+	check_options("zyxwvutsrqponmlkjihgfedcbaZYXW!~1", true, "!1WXYZabcdefghijklmnopqrstuvwxyz~");
+	/* not ASCII (UTF-8 of e-acute): left as it is */
+	check_options("\xC3\xA9i", false, "\xC3\xA9i");
+	check_options("i\xC3\xA9", false, "i\xC3\xA9");
+}
+
 /* ms of y-m-d 00:00Z, walking the calendar a day at a time from 0000-01-01 */
 static void
 test_date_walk(void)
@@ -1406,6 +1435,7 @@ main(void)
 	test_double();
 	test_decimal128();
 	test_decimal128_from_digits();
+	test_regex_options();
 	test_iso8601();
 	return unit_finish();
 }
