@@ -6,7 +6,9 @@ EXTVERSION = 1.0.0
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
 # src/common: what both directions share inside the server;
-# src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values.
+# src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values;
+# src/stream: the logical decoding output plugin (_PG_output_plugin_init),
+# whose change events src/encode/change_to_bson.c writes.
 OBJS = \
 	src/bson_out.o \
 	src/core/bson_reader.o \
@@ -15,6 +17,7 @@ OBJS = \
 	src/common/bson_encoding.o \
 	src/common/error_path.o \
 	src/encode/bson_writer.o \
+	src/encode/change_to_bson.o \
 	src/encode/extjson_to_bson.o \
 	src/encode/json_to_bson.o \
 	src/encode/jsonb_to_bson.o \
@@ -22,7 +25,10 @@ OBJS = \
 	src/encode/record_to_bson.o \
 	src/decode/bson_decode.o \
 	src/decode/bson_to_json.o \
-	src/decode/bson_to_jsonb.o
+	src/decode/bson_to_jsonb.o \
+	src/stream/output_plugin.o \
+	src/stream/stream_options.o \
+	src/stream/stream_tables.o
 
 # The install script of the current release; each later release adds its
 # own install script and the upgrade script from the one before, so that
@@ -40,7 +46,7 @@ REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 # (unused parameters in inline functions), so they are included as system
 # headers.
 PG_CFLAGS = -Wall -Wextra
-PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode \
+PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode -Isrc/stream \
 	-isystem $(shell $(PG_CONFIG) --includedir-server)
 EXTRA_CLEAN = test/results test/regression.diffs test/regression.out results regression.diffs regression.out
 
