@@ -36,10 +36,14 @@ OBJS = \
 DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
-# databases (installcheck-encodings below).
+# databases (installcheck-encodings below).  The stream_* tests need a server
+# with wal_level = logical that lets bson_out be an output plugin
+# (output_plugin_libraries, where the server has it): scripts/test.sh starts
+# its cluster so.
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
-	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade
+	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade \
+	stream_events stream_options
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

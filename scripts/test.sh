@@ -12,7 +12,8 @@
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
-#     WIN1252),
+#     WIN1252); the cluster runs with wal_level = logical and bson_out among
+#     the output plugins, for the change-stream tests,
 #   - runs the C unit tests of the Extended JSON value parsers and of the
 #     decoder's core, and replays the fuzz corpus under ASan/UBSan,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
@@ -59,6 +60,14 @@ make -s PG_CONFIG="$PG_BINDIR/pg_config" clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
 echo "server: $("$PG_BINDIR/postgres" --version | sed "s/^postgres (PostgreSQL) //") ($(pg_build_description "$PG_MAJOR"))"
 echo "compiler: $($("$PG_BINDIR/pg_config" --cc | awk '{print $1}') --version | head -1)"
+# The change-stream tests decode the WAL: logical decoding, and bson_out
+# allowed as an output plugin on servers that have output_plugin_libraries
+# (whose default names only pgoutput and test_decoding).
+CLUSTER_OPTS="${CLUSTER_OPTS:-} -c wal_level=logical -c max_replication_slots=10"
+if "$PG_BINDIR/postgres" --describe-config 2>/dev/null | grep -q '^output_plugin_libraries'; then
+	CLUSTER_OPTS+=" -c output_plugin_libraries=pgoutput,test_decoding,bson_out"
+fi
+export CLUSTER_OPTS
 cluster_start || exit 1
 
 passed=0

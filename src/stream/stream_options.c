@@ -113,6 +113,8 @@ parse_table_list(DefElem *opt, List *patterns)
 		int			dot = scan_to(opt, item, 0, '.');
 		TablePattern *p;
 
+		if (item[0] == '\0')
+			report_bad_value(opt, "The list has an empty entry: a comma too many, or no table at all.");
 		if (item[dot] != '.')
 			report_bad_value(opt,
 							 psprintf("\"%s\" is not of the form schema.table; write public.%s for a table of schema public, or *.%s for any schema.",
