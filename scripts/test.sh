@@ -21,7 +21,9 @@
 #     documents encoded by pymongo's json_util and bson; 3,000 typed rows
 #     through row_to_bson decoded by pymongo and compared with the values;
 #     bson_to_json against pymongo's json_util and the from_bson/to_bson
-#     round trips on 10,000 generated documents, plus 2,000 in LATIN1),
+#     round trips on 10,000 generated documents, plus 2,000 in LATIN1; the
+#     change events of a random workload of 50,000 row changes replayed onto
+#     a model of the tables),
 #   - stops and removes the cluster,
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster).
 # It prints "server: ..." and "compiler: ..." lines, and last
@@ -160,6 +162,11 @@ CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, UTF8 database" xcheck_decode UTF8 --count 10000
 CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, LATIN1 database" xcheck_decode_latin1 LATIN1 --count 2000 --alphabet latin1 --seed 2
+# change streams: a random workload from concurrent sessions, its events
+# (read from a slot and through pg_recvlogical) replayed onto a model that
+# must equal the tables
+CROSSCHECK_SCRIPT=test/crosscheck_changes.py CROSSCHECK_TAG=crosscheck-changes \
+	crosscheck "change streams, UTF8 database" xcheck_changes UTF8 --changes 50000
 # memory bounded by the output, not by the number of values (backend peaks)
 CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
 	crosscheck "backend memory, UTF8 database" memory_check UTF8
