@@ -210,7 +210,12 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	BsonChangeTable *t = &entry->change;
 	MemoryContext old;
 
-	entry->valid = false;
+	/*
+	 * Valid from the start: an invalidation that arrives while the catalogs
+	 * are read below sets it back, so that it is not lost.  An error on the
+	 * way ends the decoding session, and the next one starts a new cache.
+	 */
+	entry->valid = true;
 	if (entry->mcxt != NULL)
 		MemoryContextDelete(entry->mcxt);
 	entry->mcxt = AllocSetContextCreate(tables_cxt, "bson_out table",
@@ -239,7 +244,6 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 		find_key_columns(entry, rel);
 		find_id_column(entry);
 	}
-	entry->valid = true;
 }
 
 BsonStreamTable *
