@@ -41,34 +41,34 @@ typedef struct StreamState
 	uint64		position;		/* events of the current transaction so far */
 } StreamState;
 
-static void stream_startup(LogicalDecodingContext *ctx,
-						   OutputPluginOptions *opt, bool is_init);
-static void stream_shutdown(LogicalDecodingContext *ctx);
-static void stream_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn);
-static void stream_commit(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-						  XLogRecPtr commit_lsn);
-static void stream_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-						  Relation relation, ReorderBufferChange *change);
-static void stream_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-							int nrelations, Relation relations[],
-							ReorderBufferChange *change);
+static void bson_startup_cb(LogicalDecodingContext *ctx,
+							OutputPluginOptions *opt, bool is_init);
+static void bson_shutdown_cb(LogicalDecodingContext *ctx);
+static void bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn);
+static void bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+						   XLogRecPtr commit_lsn);
+static void bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+						   Relation relation, ReorderBufferChange *change);
+static void bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+							 int nrelations, Relation relations[],
+							 ReorderBufferChange *change);
 
 void
 _PG_output_plugin_init(OutputPluginCallbacks *cb)
 {
 	AssertVariableIsOfType(&_PG_output_plugin_init, LogicalOutputPluginInit);
 
-	cb->startup_cb = stream_startup;
-	cb->begin_cb = stream_begin;
-	cb->change_cb = stream_change;
-	cb->truncate_cb = stream_truncate;
-	cb->commit_cb = stream_commit;
-	cb->shutdown_cb = stream_shutdown;
+	cb->startup_cb = bson_startup_cb;
+	cb->begin_cb = bson_begin_cb;
+	cb->change_cb = bson_change_cb;
+	cb->truncate_cb = bson_truncate_cb;
+	cb->commit_cb = bson_commit_cb;
+	cb->shutdown_cb = bson_shutdown_cb;
 }
 
 static void
-stream_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
-			   bool is_init)
+bson_startup_cb(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
+				bool is_init)
 {
 	MemoryContext old = MemoryContextSwitchTo(ctx->context);
 	StreamState *st = palloc0(sizeof(StreamState));
@@ -87,14 +87,14 @@ stream_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
 }
 
 static void
-stream_shutdown(LogicalDecodingContext *ctx)
+bson_shutdown_cb(LogicalDecodingContext *ctx)
 {
 	(void) ctx;
 	bson_stream_tables_end();
 }
 
 static void
-stream_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
+bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 
@@ -104,8 +104,8 @@ stream_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 
 /* Events are written per change; a commit has none of its own */
 static void
-stream_commit(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-			  XLogRecPtr commit_lsn)
+bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+			   XLogRecPtr commit_lsn)
 {
 	(void) ctx;
 	(void) txn;
@@ -360,8 +360,8 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 }
 
 static void
-stream_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-			  Relation relation, ReorderBufferChange *change)
+bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+			   Relation relation, ReorderBufferChange *change)
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
@@ -401,9 +401,9 @@ stream_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
  * order the command names them, each with its ns.
  */
 static void
-stream_truncate(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
-				int nrelations, Relation relations[],
-				ReorderBufferChange *change)
+bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+				 int nrelations, Relation relations[],
+				 ReorderBufferChange *change)
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
