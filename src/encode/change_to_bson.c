@@ -151,17 +151,21 @@ append_column(BsonWriter *w, const BsonChangeTable *table, int i,
 
 /*
  * A row as a document under name: the key first (if any), then the columns
- * in their order, missing values left out.
+ * in their order, missing values left out.  Returns where the columns'
+ * elements start in the writer's buffer; they end before the document's
+ * last byte.
  */
-static void
+static Size
 append_row_document(BsonWriter *w, const char *name, int namelen,
 					const BsonChangeTable *table, const BsonChangeKey *key,
 					const BsonChangeRow *row, bool omit_nulls)
 {
 	Size		doc = bson_append_document_begin(w, name, namelen);
+	Size		columns;
 
 	if (key)
 		bson_put_raw(w, key->bytes, key->len);
+	columns = w->pos - w->buf;
 	for (int i = 0; i < table->tupdesc->natts; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -171,6 +175,7 @@ append_row_document(BsonWriter *w, const char *name, int namelen,
 		append_column(w, table, i, row, omit_nulls);
 	}
 	bson_close(w, doc);
+	return columns;
 }
 
 /* Column names as a BSON array under name */
@@ -226,7 +231,8 @@ column_changed(BsonWriter *scratch, const BsonChangeTable *table, int i,
  */
 static void
 append_update_description(BsonWriter *w, const BsonChangeTable *table,
-						  const BsonChangeEvent *ev, bool omit_nulls)
+						  const BsonChangeEvent *ev, bool omit_nulls,
+						  Size copy_from, Size copy_len)
 {
 	int			natts = table->tupdesc->natts;
 	int		   *removed = palloc(sizeof(int) * Max(natts, 1));
@@ -249,8 +255,15 @@ append_update_description(BsonWriter *w, const BsonChangeTable *table,
 			continue;
 		if (ev->row->nulls[i] && omit_nulls)
 			removed[nremoved++] = i;
-		else
+		else if (copy_len == 0)
 			append_column(w, table, i, ev->row, omit_nulls);
+	}
+	if (copy_len > 0)
+	{
+		/* reserve first: the copy comes from the buffer, which may move */
+		bson_reserve(w, copy_len);
+		memcpy(w->pos, w->buf + copy_from, copy_len);
+		w->pos += copy_len;
 	}
 	bson_close(w, fields);
 	append_name_array(w, "removedFields", 13, table, removed, nremoved);
@@ -351,12 +364,28 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 				append_unchanged_fields(&w, table, ev->row);
 			break;
 		case BSON_CHANGE_UPDATE:
-			/* never a document with a value left out as if it were not there */
-			if (opts->full_document && !has_missing(ev->row, table->tupdesc->natts))
-				append_row_document(&w, "fullDocument", 12, table, ev->key,
-									ev->row, opts->omit_nulls);
-			append_update_description(&w, table, ev, opts->omit_nulls);
-			break;
+			{
+				Size		copy_from = 0;
+				Size		copy_len = 0;
+
+				/* never a document with a value left out as if it were not there */
+				if (opts->full_document && !has_missing(ev->row, table->tupdesc->natts))
+				{
+					copy_from = append_row_document(&w, "fullDocument", 12, table,
+													ev->key, ev->row,
+													opts->omit_nulls);
+					/*
+					 * Without the old row, updatedFields holds the same
+					 * columns as fullDocument, written the same way: copied
+					 * rather than written again.
+					 */
+					if (ev->old == NULL)
+						copy_len = (w.pos - w.buf) - 1 - copy_from;
+				}
+				append_update_description(&w, table, ev, opts->omit_nulls,
+										  copy_from, copy_len);
+				break;
+			}
 		case BSON_CHANGE_DELETE:
 		case BSON_CHANGE_TRUNCATE:
 			break;

@@ -209,6 +209,10 @@ SELECT * FROM events('events', 'full-document-before-change', 'on');
 INSERT INTO accounts VALUES (3, 'bo', 1, NULL);
 UPDATE accounts SET owner = NULL WHERE id = 3;
 SELECT * FROM events('events', 'omit-nulls', 'on', 'full-document-before-change', 'on');
+-- without the old row, updatedFields has every column of the new row: with
+-- omit-nulls, its NULL columns are removed fields
+UPDATE orders SET item = NULL WHERE id = 10;
+SELECT * FROM events('events', 'omit-nulls', 'on');
 
 -- REPLICA IDENTITY FULL without a primary key: the whole row is the key
 CREATE TABLE tags (tag text, weight int);
