@@ -18,7 +18,6 @@
  */
 #include "bson_compat.h"
 
-#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
