@@ -6,7 +6,9 @@ EXTVERSION = 1.0.0
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
 # src/common: what both directions share inside the server;
-# src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values.
+# src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values;
+# src/stream: the logical decoding output plugin (_PG_output_plugin_init),
+# whose change events src/encode/change_to_bson.c writes.
 OBJS = \
 	src/bson_out.o \
 	src/core/bson_reader.o \
@@ -15,6 +17,7 @@ OBJS = \
 	src/common/bson_encoding.o \
 	src/common/error_path.o \
 	src/encode/bson_writer.o \
+	src/encode/change_to_bson.o \
 	src/encode/extjson_to_bson.o \
 	src/encode/json_to_bson.o \
 	src/encode/jsonb_to_bson.o \
@@ -22,7 +25,10 @@ OBJS = \
 	src/encode/record_to_bson.o \
 	src/decode/bson_decode.o \
 	src/decode/bson_to_json.o \
-	src/decode/bson_to_jsonb.o
+	src/decode/bson_to_jsonb.o \
+	src/stream/output_plugin.o \
+	src/stream/stream_options.o \
+	src/stream/stream_tables.o
 
 # The install script of the current release; each later release adds its
 # own install script and the upgrade script from the one before, so that
@@ -30,17 +36,21 @@ OBJS = \
 DATA = $(wildcard $(EXTENSION)--*.sql)
 
 # Tests that run in the UTF8 database; the encoding tests run in their own
-# databases (installcheck-encodings below).
+# databases (installcheck-encodings below).  The stream_* tests need a server
+# with wal_level = logical that lets bson_out be an output plugin
+# (output_plugin_libraries, where the server has it): scripts/test.sh starts
+# its cluster so.
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
-	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade
+	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade \
+	stream_events stream_options
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
 # (unused parameters in inline functions), so they are included as system
 # headers.
 PG_CFLAGS = -Wall -Wextra
-PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode \
+PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode -Isrc/stream \
 	-isystem $(shell $(PG_CONFIG) --includedir-server)
 EXTRA_CLEAN = test/results test/regression.diffs test/regression.out results regression.diffs regression.out
 

@@ -12,7 +12,8 @@
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
-#     WIN1252),
+#     WIN1252); the cluster runs with wal_level = logical and bson_out among
+#     the output plugins, for the change-stream tests,
 #   - runs the C unit tests of the Extended JSON value parsers and of the
 #     decoder's core, and replays the fuzz corpus under ASan/UBSan,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
@@ -20,7 +21,9 @@
 #     documents encoded by pymongo's json_util and bson; 3,000 typed rows
 #     through row_to_bson decoded by pymongo and compared with the values;
 #     bson_to_json against pymongo's json_util and the from_bson/to_bson
-#     round trips on 10,000 generated documents, plus 2,000 in LATIN1),
+#     round trips on 10,000 generated documents, plus 2,000 in LATIN1; the
+#     change events of a random workload of 50,000 row changes replayed onto
+#     a model of the tables),
 #   - stops and removes the cluster,
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster).
 # It prints "server: ..." and "compiler: ..." lines, and last
@@ -59,6 +62,16 @@ make -s PG_CONFIG="$PG_BINDIR/pg_config" clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
 echo "server: $("$PG_BINDIR/postgres" --version | sed "s/^postgres (PostgreSQL) //") ($(pg_build_description "$PG_MAJOR"))"
 echo "compiler: $($("$PG_BINDIR/pg_config" --cc | awk '{print $1}') --version | head -1)"
+# The change-stream tests decode the WAL: logical decoding, and bson_out
+# allowed as an output plugin on servers that have output_plugin_libraries
+# (whose default names only pgoutput and test_decoding).  grep reads all of
+# the list: with -q it would stop early, and pipefail would take the server's
+# SIGPIPE for a failure.
+CLUSTER_OPTS="${CLUSTER_OPTS:-} -c wal_level=logical -c max_replication_slots=10"
+if "$PG_BINDIR/postgres" --describe-config 2>/dev/null | grep '^output_plugin_libraries' >/dev/null; then
+	CLUSTER_OPTS+=" -c output_plugin_libraries=pgoutput,test_decoding,bson_out"
+fi
+export CLUSTER_OPTS
 cluster_start || exit 1
 
 passed=0
@@ -151,6 +164,11 @@ CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, UTF8 database" xcheck_decode UTF8 --count 10000
 CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 	crosscheck "reading BSON back, LATIN1 database" xcheck_decode_latin1 LATIN1 --count 2000 --alphabet latin1 --seed 2
+# change streams: a random workload from concurrent sessions, its events
+# (read from a slot and through pg_recvlogical) replayed onto a model that
+# must equal the tables
+CROSSCHECK_SCRIPT=test/crosscheck_changes.py CROSSCHECK_TAG=crosscheck-changes \
+	crosscheck "change streams, UTF8 database" xcheck_changes UTF8 --changes 50000
 # memory bounded by the output, not by the number of values (backend peaks)
 CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
 	crosscheck "backend memory, UTF8 database" memory_check UTF8

@@ -43,9 +43,23 @@ def peak_growth(setup, query, n):
     return peak - before, out
 
 
+def run_alone(statements, n):
+    """statements (with %(n)s) in a connection of their own"""
+    if not statements:
+        return
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cur = conn.cursor()
+    for s in statements:
+        cur.execute(s, {"n": n})
+    conn.close()
+
+
 # name, setup statements, the query, a reference query doing the same work
 # without the values that must cost nothing to keep, and the sizes: at every
-# size the query's peak may exceed the reference's by at most SLACK
+# size the query's peak may exceed the reference's by at most SLACK.  Optional
+# last: statements run once per size in a connection of their own before both
+# (work whose own peak must not hide the query's), and after both.
 CHECKS = [
     ("json_to_bson, Extended JSON $date wrappers (reference: the same text, extended_json off)",
      ["CREATE TEMP TABLE t AS SELECT '{\"a\": [' || string_agg("
@@ -55,16 +69,35 @@ CHECKS = [
      "SELECT octet_length(json_to_bson(j::json, true)) FROM t",
      "SELECT octet_length(json_to_bson(j::json, false)) FROM t",
      [100000, 400000]),
+    # the output plugin resets its memory after each change: decoding one
+    # transaction of n inserts costs no more than test_decoding does on the
+    # same WAL (both pay the reorder buffer and the result's tuplestore)
+    ("output plugin, one transaction of inserts (reference: test_decoding on the same WAL)",
+     [],
+     "SELECT sum(octet_length(data)) FROM pg_logical_slot_peek_binary_changes('memory_bson', NULL, NULL)",
+     "SELECT count(*) FROM pg_logical_slot_peek_changes('memory_text', NULL, NULL)",
+     [50000, 200000],
+     ["CREATE TABLE memory_changes (id int PRIMARY KEY, body text, amount numeric, at timestamptz)",
+      "SELECT pg_create_logical_replication_slot('memory_bson', 'bson_out')",
+      "SELECT pg_create_logical_replication_slot('memory_text', 'test_decoding')",
+      "INSERT INTO memory_changes SELECT g, repeat('x', 100), g * 1.5, now() "
+      "FROM generate_series(1, %(n)s) g"],
+     ["SELECT pg_drop_replication_slot('memory_bson')",
+      "SELECT pg_drop_replication_slot('memory_text')",
+      "DROP TABLE memory_changes"]),
 ]
 SLACK = 16 * MB
 
 
 def main():
     passed = failed = 0
-    for name, setup, query, reference, sizes in CHECKS:
+    for name, setup, query, reference, sizes, *around in CHECKS:
+        prepare, cleanup = around or ([], [])
         for n in sizes:
+            run_alone(prepare, n)
             growth, out = peak_growth(setup, query, n)
             ref, _ = peak_growth(setup, reference, n)
+            run_alone(cleanup, n)
             line = ("%s: %d values, %d bytes of BSON, backend peak +%.1f MB, reference +%.1f MB"
                     % (name, n, out, growth / MB, ref / MB))
             if growth - ref <= SLACK:

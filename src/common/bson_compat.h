@@ -144,4 +144,45 @@ bson_lltoa(int64 v, char *buf)
 #define BSON_RESERVE_GUC_PREFIX(prefix) EmitWarningsOnPlaceholders(prefix)
 #endif
 
+/*
+ * Logical decoding.  A change's old and new rows are HeapTuples from 17 on,
+ * before that ReorderBufferTupleBuf holding one; a transaction's commit time
+ * moved into xact_time (shared with the prepare time) in 15.  Macros, so
+ * that only the output plugin needs replication/reorderbuffer.h.
+ */
+#if PG_VERSION_NUM >= 170000
+#define BSON_CHANGE_OLD_TUPLE(change) ((change)->data.tp.oldtuple)
+#define BSON_CHANGE_NEW_TUPLE(change) ((change)->data.tp.newtuple)
+#else
+#define BSON_CHANGE_OLD_TUPLE(change) \
+	((change)->data.tp.oldtuple ? &(change)->data.tp.oldtuple->tuple : NULL)
+#define BSON_CHANGE_NEW_TUPLE(change) \
+	((change)->data.tp.newtuple ? &(change)->data.tp.newtuple->tuple : NULL)
+#endif
+
+#if PG_VERSION_NUM >= 150000
+#define BSON_TXN_COMMIT_TIME(txn) ((txn)->xact_time.commit_time)
+#else
+#define BSON_TXN_COMMIT_TIME(txn) ((txn)->commit_time)
+#endif
+
+/*
+ * A table's primary key index; 18 can also return a deferrable one, which
+ * earlier releases never do.
+ */
+#if PG_VERSION_NUM >= 180000
+#define bson_primary_key_index(rel) RelationGetPrimaryKeyIndex((rel), false)
+#else
+#define bson_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
+#endif
+
+/*
+ * The output plugin's entry point is declared by replication/output_plugin.h
+ * from 16 on (exported, as extensions are built with hidden symbols).
+ */
+#if PG_VERSION_NUM < 160000
+struct OutputPluginCallbacks;
+extern PGDLLEXPORT void _PG_output_plugin_init(struct OutputPluginCallbacks *cb);
+#endif
+
 #endif							/* BSON_COMPAT_H */

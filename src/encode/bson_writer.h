@@ -369,6 +369,18 @@ bson_close(BsonWriter *w, Size start)
 	bson_put_uint32_at(w->buf + start, (uint32) ((w->pos - w->buf) - start));
 }
 
+/*
+ * Bytes already in BSON form (elements written once by another writer and
+ * repeated in several places), copied as they are.
+ */
+static inline void
+bson_put_raw(BsonWriter *w, const char *bytes, Size len)
+{
+	bson_reserve(w, len);
+	memcpy(w->pos, bytes, len);
+	w->pos += len;
+}
+
 /* One-call forms, for producers that write a single element at a time. */
 static inline void
 bson_append_int32(BsonWriter *w, const char *key, int keylen, int32 v)

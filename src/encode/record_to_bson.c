@@ -73,6 +73,8 @@ struct BsonRecordCache
 	TupleDesc	tupdesc;		/* our own copy, for heap_deform_tuple */
 	struct ColumnInfo *columns;
 	BsonRecordCache *next;		/* other row types seen by the same call */
+	bool		has_composites; /* a column holds a named row type, at any
+								 * depth: its definition is not in tupdesc */
 };
 
 struct ValueInfo
@@ -117,26 +119,20 @@ typedef struct ValuePath
 
 static void build_value_info(ValueInfo *vi, Oid typid, int32 typmod,
 							 MemoryContext mcxt);
+static bool value_has_composites(const ValueInfo *vi);
 static void append_fields(BsonWriter *w, BsonRecordCache *cache,
 						  HeapTupleHeader row, bool omit_nulls,
 						  const ValuePath *parent);
 
+/* The columns of tupdesc, a copy the cache keeps, worked out into mcxt */
 static void
-build_record(BsonRecordCache *cache, Oid typid, int32 typmod, MemoryContext mcxt)
+build_columns(BsonRecordCache *cache, TupleDesc tupdesc, MemoryContext mcxt)
 {
-	TupleDesc	tupdesc = lookup_rowtype_tupdesc(typid, typmod);
-	MemoryContext old = MemoryContextSwitchTo(mcxt);
-
-	cache->typid = typid;
-	cache->typmod = typmod;
-	cache->tupdesc = CreateTupleDescCopy(tupdesc);
-	cache->columns = palloc0(sizeof(ColumnInfo) * Max(tupdesc->natts, 1));
-	MemoryContextSwitchTo(old);
-	ReleaseTupleDesc(tupdesc);
-
-	for (int i = 0; i < cache->tupdesc->natts; i++)
+	cache->tupdesc = tupdesc;
+	cache->columns = MemoryContextAllocZero(mcxt, sizeof(ColumnInfo) * Max(tupdesc->natts, 1));
+	for (int i = 0; i < tupdesc->natts; i++)
 	{
-		Form_pg_attribute att = TupleDescAttr(cache->tupdesc, i);
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
 		ColumnInfo *col = &cache->columns[i];
 
 		col->dropped = att->attisdropped;
@@ -145,7 +141,23 @@ build_record(BsonRecordCache *cache, Oid typid, int32 typmod, MemoryContext mcxt
 		col->name = NameStr(att->attname);
 		col->namelen = strlen(col->name);
 		build_value_info(&col->value, att->atttypid, att->atttypmod, mcxt);
+		if (value_has_composites(&col->value))
+			cache->has_composites = true;
 	}
+}
+
+static void
+build_record(BsonRecordCache *cache, Oid typid, int32 typmod, MemoryContext mcxt)
+{
+	TupleDesc	tupdesc = lookup_rowtype_tupdesc(typid, typmod);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	TupleDesc	copy = CreateTupleDescCopy(tupdesc);
+
+	MemoryContextSwitchTo(old);
+	ReleaseTupleDesc(tupdesc);
+	cache->typid = typid;
+	cache->typmod = typmod;
+	build_columns(cache, copy, mcxt);
 }
 
 /* How values of typid are written, worked out once */
@@ -270,6 +282,39 @@ bson_record_cache(BsonRecordCache *cache, Oid typid, int32 typmod,
 	build_record(prev, typid, typmod, mcxt);
 	prev->next = cache;
 	return prev;
+}
+
+/*
+ * Does a value of this kind hold a row type whose columns were looked up
+ * (a named composite, or an array of them)?  An anonymous record's row type
+ * comes with each value, so it does not count.
+ */
+static bool
+value_has_composites(const ValueInfo *vi)
+{
+	if (vi->kind == VK_ARRAY)
+		return value_has_composites(vi->element);
+	return vi->kind == VK_COMPOSITE && vi->record != NULL;
+}
+
+BsonRecordCache *
+bson_record_cache_for_tupdesc(TupleDesc tupdesc, MemoryContext mcxt)
+{
+	BsonRecordCache *cache = MemoryContextAllocZero(mcxt, sizeof(BsonRecordCache));
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	TupleDesc	copy = CreateTupleDescCopy(tupdesc);
+
+	MemoryContextSwitchTo(old);
+	cache->typid = tupdesc->tdtypeid;
+	cache->typmod = tupdesc->tdtypmod;
+	build_columns(cache, copy, mcxt);
+	return cache;
+}
+
+bool
+bson_record_cache_has_composites(const BsonRecordCache *cache)
+{
+	return cache->has_composites;
 }
 
 /* "col.field[2]", for error messages */
@@ -716,6 +761,34 @@ bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
 
 	w->locate = locate_record;
 	append_fields(w, cache, row, omit_nulls, NULL);
+	w->locate = saved_locate;
+	w->locate_arg = saved_arg;
+}
+
+void
+bson_append_record_column(BsonWriter *w, BsonRecordCache *cache, int column,
+						  const char *key, int keylen, Datum value,
+						  bool isnull, bool omit_nulls)
+{
+	ColumnInfo *col = &cache->columns[column];
+	ValuePath	here = {NULL, col->name, col->namelen, 0};
+	BsonLocateCallback saved_locate = w->locate;
+	void	   *saved_arg = w->locate_arg;
+	char	   *type_at;
+
+	Assert(column >= 0 && column < cache->tupdesc->natts && !col->dropped);
+	if (key == NULL)
+	{
+		key = col->name;
+		keylen = col->namelen;
+	}
+	w->locate = locate_record;
+	w->locate_arg = &here;
+	type_at = bson_key_deferred(w, key, keylen, 16);
+	if (isnull)
+		*type_at = BSON_TYPE_NULL;
+	else
+		write_value(w, type_at, value, &col->value, omit_nulls, &here);
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
 }

@@ -1,0 +1,402 @@
+/*
+ * change_to_bson.c
+ *		Row changes -> BSON change events, shaped as MongoDB's change streams
+ *		write them.
+ *
+ * An event, in this order:
+ *
+ *	_id						{_data: resume token}: 16 hex digits of the commit
+ *							record's LSN, then 16 of the event's position in
+ *							its transaction; fixed width, so that tokens sort
+ *							as strings in stream order
+ *	operationType			"insert", "update", "delete" or "truncate"
+ *	clusterTime				timestamp: the commit's seconds since 1970, and
+ *							the position as increment
+ *	wallTime				datetime of the commit
+ *	ns						{db, coll}
+ *	documentKey				{_id}, where the table has a replica identity
+ *	fullDocument			insert; update unless a value is missing
+ *	updateDescription		update: {updatedFields, removedFields,
+ *							truncatedArrays}
+ *	fullDocumentBeforeChange update and delete, where the old row is whole
+ *	txnNumber				int64: the transaction's id
+ *
+ * Rows are written column by column through record_to_bson's mapping, so
+ * that fullDocument is what row_to_bson writes for the same row, with _id
+ * (the key) in front.
+ */
+#include "change_to_bson.h"
+
+#include "miscadmin.h"
+
+/* Resume token: two 64-bit numbers as fixed-width upper-case hex */
+#define TOKEN_HEX_LEN	32
+
+static void
+put_hex64(char *out, uint64 v)
+{
+	static const char digits[] = "0123456789ABCDEF";
+
+	for (int i = 15; i >= 0; i--)
+	{
+		out[i] = digits[v & 0xF];
+		v >>= 4;
+	}
+}
+
+/* TimestampTz (microseconds since 2000) as a floored division by unit */
+static int64
+unix_time(TimestampTz t, int64 unit)
+{
+	int64		q = t / unit;
+
+	if (t % unit < 0)
+		q--;
+	return q + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY *
+		(USECS_PER_SEC / unit);
+}
+
+void
+bson_change_table_ns(BsonChangeTable *table, const char *db, const char *coll,
+					 MemoryContext mcxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	BsonWriter	w;
+	Size		ns;
+	Size		len;
+
+	bson_writer_init(&w, strlen(db) + strlen(coll) + 32);
+	ns = bson_append_document_begin(&w, "ns", 2);
+	bson_append_string(&w, "db", 2, db, strlen(db));
+	bson_append_string(&w, "coll", 4, coll, strlen(coll));
+	bson_close(&w, ns);
+	len = w.pos - (w.buf + VARHDRSZ);
+	table->ns = palloc(len);
+	memcpy(table->ns, w.buf + VARHDRSZ, len);
+	table->nslen = len;
+	pfree(w.buf);
+	MemoryContextSwitchTo(old);
+}
+
+void
+bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
+				const BsonChangeRow *row)
+{
+	BsonWriter	w;
+
+	Assert(table->nkeys > 0);
+	bson_writer_init(&w, 64);
+	if (table->nkeys == 1)
+	{
+		int			k = table->keys[0];
+
+		Assert(row->missing == NULL || !row->missing[k]);
+		bson_append_record_column(&w, table->columns, k, "_id", 3,
+								  row->values[k], row->nulls[k], false);
+	}
+	else
+	{
+		Size		doc = bson_append_document_begin(&w, "_id", 3);
+
+		for (int i = 0; i < table->nkeys; i++)
+		{
+			int			k = table->keys[i];
+
+			CHECK_FOR_INTERRUPTS();
+			Assert(row->missing == NULL || !row->missing[k]);
+			bson_append_record_column(&w, table->columns, k, NULL, 0,
+									  row->values[k], row->nulls[k], false);
+		}
+		bson_close(&w, doc);
+	}
+	key->bytes = w.buf + VARHDRSZ;
+	key->len = w.pos - key->bytes;
+}
+
+static bool
+is_missing(const BsonChangeRow *row, int i)
+{
+	return row->missing != NULL && row->missing[i];
+}
+
+static bool
+has_missing(const BsonChangeRow *row, int natts)
+{
+	if (row->missing == NULL)
+		return false;
+	for (int i = 0; i < natts; i++)
+		if (row->missing[i])
+			return true;
+	return false;
+}
+
+/*
+ * Is column i left out of a row's documents?  Dropped columns are; so is a
+ * column named _id where the document starts with the key.
+ */
+static bool
+skip_column(const BsonChangeTable *table, int i, bool keyed)
+{
+	return TupleDescAttr(table->tupdesc, i)->attisdropped ||
+		(keyed && i == table->id_column);
+}
+
+static void
+append_column(BsonWriter *w, const BsonChangeTable *table, int i,
+			  const BsonChangeRow *row, bool omit_nulls)
+{
+	bson_append_record_column(w, table->columns, i, NULL, 0, row->values[i],
+							  row->nulls[i], omit_nulls);
+}
+
+/*
+ * A row as a document under name: the key first (if any), then the columns
+ * in their order, missing values left out.  Returns where the columns'
+ * elements start in the writer's buffer; they end before the document's
+ * last byte.
+ */
+static Size
+append_row_document(BsonWriter *w, const char *name, int namelen,
+					const BsonChangeTable *table, const BsonChangeKey *key,
+					const BsonChangeRow *row, bool omit_nulls)
+{
+	Size		doc = bson_append_document_begin(w, name, namelen);
+	Size		columns;
+
+	if (key)
+		bson_put_raw(w, key->bytes, key->len);
+	columns = w->pos - w->buf;
+	for (int i = 0; i < table->tupdesc->natts; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (skip_column(table, i, key != NULL) || is_missing(row, i) ||
+			(row->nulls[i] && omit_nulls))
+			continue;
+		append_column(w, table, i, row, omit_nulls);
+	}
+	bson_close(w, doc);
+	return columns;
+}
+
+/* Column names as a BSON array under name */
+static void
+append_name_array(BsonWriter *w, const char *name, int namelen,
+				  const BsonChangeTable *table, const int *columns, int n)
+{
+	Size		arr = bson_append_array_begin(w, name, namelen);
+
+	for (int i = 0; i < n; i++)
+	{
+		const char *colname = NameStr(TupleDescAttr(table->tupdesc, columns[i])->attname);
+		int			len = strlen(colname);
+
+		bson_index_key(w, BSON_TYPE_STRING, (uint32) i, BSON_STRING_VALSIZE(len));
+		bson_put_string(w, colname, len);
+	}
+	bson_close(w, arr);
+}
+
+/*
+ * Did column i change from old to new?  Compared as written: two values are
+ * the same when their BSON is, which is what a consumer can tell apart.
+ */
+static bool
+column_changed(BsonWriter *scratch, const BsonChangeTable *table, int i,
+			   const BsonChangeRow *old, const BsonChangeRow *row,
+			   bool omit_nulls)
+{
+	Size		start = scratch->pos - scratch->buf;
+	Size		oldlen;
+	Size		newlen;
+	bool		changed;
+
+	if (old->nulls[i] || row->nulls[i])
+		return old->nulls[i] != row->nulls[i];
+	append_column(scratch, table, i, old, omit_nulls);
+	oldlen = (scratch->pos - scratch->buf) - start;
+	append_column(scratch, table, i, row, omit_nulls);
+	newlen = (scratch->pos - scratch->buf) - start - oldlen;
+	/* offsets, not pointers: writing may have moved the buffer */
+	changed = newlen != oldlen ||
+		memcmp(scratch->buf + start, scratch->buf + start + oldlen, oldlen) != 0;
+	scratch->pos = scratch->buf + start;
+	return changed;
+}
+
+/*
+ * updateDescription: with the old row whole, the columns whose values
+ * changed; without it, every column of the new row that the WAL carries.
+ * With omit_nulls, a column that became NULL is a removed field, as a field
+ * $unset in MongoDB.
+ */
+static void
+append_update_description(BsonWriter *w, const BsonChangeTable *table,
+						  const BsonChangeEvent *ev, bool omit_nulls,
+						  Size copy_from, Size copy_len)
+{
+	int			natts = table->tupdesc->natts;
+	int		   *removed = palloc(sizeof(int) * Max(natts, 1));
+	int			nremoved = 0;
+	BsonWriter	scratch = {0};
+	Size		desc;
+	Size		fields;
+
+	if (ev->old)
+		bson_writer_init(&scratch, 256);
+	desc = bson_append_document_begin(w, "updateDescription", 17);
+	fields = bson_append_document_begin(w, "updatedFields", 13);
+	for (int i = 0; i < natts; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (skip_column(table, i, ev->key != NULL) || is_missing(ev->row, i))
+			continue;
+		if (ev->old &&
+			!column_changed(&scratch, table, i, ev->old, ev->row, omit_nulls))
+			continue;
+		if (ev->row->nulls[i] && omit_nulls)
+			removed[nremoved++] = i;
+		else if (copy_len == 0)
+			append_column(w, table, i, ev->row, omit_nulls);
+	}
+	if (copy_len > 0)
+	{
+		/* reserve first: the copy comes from the buffer, which may move */
+		bson_reserve(w, copy_len);
+		memcpy(w->pos, w->buf + copy_from, copy_len);
+		w->pos += copy_len;
+	}
+	bson_close(w, fields);
+	append_name_array(w, "removedFields", 13, table, removed, nremoved);
+	/* columns are replaced whole: no array is ever cut short in place */
+	bson_close(w, bson_append_array_begin(w, "truncatedArrays", 15));
+	bson_close(w, desc);
+	if (ev->old)
+		pfree(scratch.buf);
+	pfree(removed);
+}
+
+/*
+ * The insert of an update that changed the key lacks the values the WAL did
+ * not carry: unchangedFields names them, so that a consumer can take them
+ * from the document deleted by the event before.
+ */
+static void
+append_unchanged_fields(BsonWriter *w, const BsonChangeTable *table,
+						const BsonChangeRow *row)
+{
+	int			natts = table->tupdesc->natts;
+	int		   *columns = palloc(sizeof(int) * Max(natts, 1));
+	int			n = 0;
+
+	for (int i = 0; i < natts; i++)
+		if (!skip_column(table, i, true) && is_missing(row, i))
+			columns[n++] = i;
+	append_name_array(w, "unchangedFields", 15, table, columns, n);
+	pfree(columns);
+}
+
+static const char *const op_names[] = {
+	[BSON_CHANGE_INSERT] = "insert",
+	[BSON_CHANGE_UPDATE] = "update",
+	[BSON_CHANGE_DELETE] = "delete",
+	[BSON_CHANGE_TRUNCATE] = "truncate",
+};
+
+/* _id, operationType, clusterTime, wallTime */
+static void
+append_head(BsonWriter *w, BsonChangeOp op, const BsonChangeTxn *txn)
+{
+	char		token[TOKEN_HEX_LEN];
+	Size		id;
+	uint32		increment;
+	int64		seconds;
+	const char *opname = op_names[op];
+
+	put_hex64(token, (uint64) txn->commit_lsn);
+	put_hex64(token + 16, txn->position);
+	id = bson_append_document_begin(w, "_id", 3);
+	bson_append_string(w, "_data", 5, token, TOKEN_HEX_LEN);
+	bson_close(w, id);
+
+	bson_append_string(w, "operationType", 13, opname, strlen(opname));
+
+	/*
+	 * A BSON timestamp is the increment in the low 32 bits and the seconds
+	 * in the high 32; a transaction of more than 2^32 - 1 events keeps the
+	 * last increment (the resume token still tells them apart).
+	 */
+	increment = txn->position > PG_UINT32_MAX ? PG_UINT32_MAX : (uint32) txn->position;
+	seconds = unix_time(txn->commit_time, USECS_PER_SEC);
+	bson_key(w, BSON_TYPE_TIMESTAMP, "clusterTime", 11, 8);
+	bson_put_int64(w, (int64) (((uint64) (uint32) seconds << 32) | increment));
+
+	bson_key(w, BSON_TYPE_DATETIME, "wallTime", 8, 8);
+	bson_put_int64(w, unix_time(txn->commit_time, 1000));
+}
+
+bytea *
+bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
+				  const BsonChangeOptions *opts)
+{
+	const BsonChangeTable *table = ev->table;
+	BsonWriter	w;
+	Size		doc;
+
+	bson_writer_init(&w, 256 + table->nslen + (ev->key ? 2 * ev->key->len : 0));
+	doc = bson_open(&w);
+	append_head(&w, ev->op, txn);
+	bson_put_raw(&w, table->ns, table->nslen);
+
+	if (ev->key && ev->op != BSON_CHANGE_TRUNCATE)
+	{
+		Size		dk = bson_append_document_begin(&w, "documentKey", 11);
+
+		bson_put_raw(&w, ev->key->bytes, ev->key->len);
+		bson_close(&w, dk);
+	}
+
+	switch (ev->op)
+	{
+		case BSON_CHANGE_INSERT:
+			append_row_document(&w, "fullDocument", 12, table, ev->key, ev->row,
+								opts->omit_nulls);
+			if (ev->after_key_change && has_missing(ev->row, table->tupdesc->natts))
+				append_unchanged_fields(&w, table, ev->row);
+			break;
+		case BSON_CHANGE_UPDATE:
+			{
+				Size		copy_from = 0;
+				Size		copy_len = 0;
+
+				/* never a document with a value left out as if it were not there */
+				if (opts->full_document && !has_missing(ev->row, table->tupdesc->natts))
+				{
+					copy_from = append_row_document(&w, "fullDocument", 12, table,
+													ev->key, ev->row,
+													opts->omit_nulls);
+					/*
+					 * Without the old row, updatedFields holds the same
+					 * columns as fullDocument, written the same way: copied
+					 * rather than written again.
+					 */
+					if (ev->old == NULL)
+						copy_len = (w.pos - w.buf) - 1 - copy_from;
+				}
+				append_update_description(&w, table, ev, opts->omit_nulls,
+										  copy_from, copy_len);
+				break;
+			}
+		case BSON_CHANGE_DELETE:
+		case BSON_CHANGE_TRUNCATE:
+			break;
+	}
+
+	if (opts->before_change && ev->old &&
+		(ev->op == BSON_CHANGE_UPDATE || ev->op == BSON_CHANGE_DELETE))
+		append_row_document(&w, "fullDocumentBeforeChange", 24, table, ev->key,
+							ev->old, opts->omit_nulls);
+
+	bson_append_int64(&w, "txnNumber", 9, (int64) txn->xid);
+	bson_close(&w, doc);
+	return bson_writer_finish(&w);
+}

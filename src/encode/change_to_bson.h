@@ -1,0 +1,114 @@
+/*
+ * change_to_bson.h
+ *		Row changes -> BSON change events, shaped as MongoDB's change streams
+ *		write them.
+ *
+ * The output plugin (src/stream/) decides which events a change makes and
+ * hands them here with the deformed rows; this file only writes documents.
+ */
+#ifndef CHANGE_TO_BSON_H
+#define CHANGE_TO_BSON_H
+
+#include "bson_writer.h"
+#include "record_to_bson.h"
+
+#include "access/tupdesc.h"
+#include "access/xlogdefs.h"
+#include "datatype/timestamp.h"
+
+typedef enum BsonChangeOp
+{
+	BSON_CHANGE_INSERT,
+	BSON_CHANGE_UPDATE,
+	BSON_CHANGE_DELETE,
+	BSON_CHANGE_TRUNCATE
+} BsonChangeOp;
+
+/* Where an event is in the stream: its transaction, and its place in it */
+typedef struct BsonChangeTxn
+{
+	XLogRecPtr	commit_lsn;		/* the commit record's LSN */
+	TimestampTz commit_time;
+	TransactionId xid;
+	uint64		position;		/* 1 for the transaction's first event */
+} BsonChangeTxn;
+
+/* What the events of one table share, worked out once per row type */
+typedef struct BsonChangeTable
+{
+	BsonRecordCache *columns;	/* the row type, mapped as row_to_bson maps it */
+	TupleDesc	tupdesc;		/* names, types and dropped columns */
+	char	   *ns;				/* the encoded "ns" element */
+	Size		nslen;
+	int			nkeys;			/* documentKey's columns; 0: no replica
+								 * identity, so no documentKey */
+	int		   *keys;			/* their 0-based numbers, in the key's order */
+	int			id_column;		/* a column named "_id", or -1: documents
+								 * that start with the key leave it out */
+	bool		old_row_whole;	/* REPLICA IDENTITY FULL: old rows are whole */
+} BsonChangeTable;
+
+/*
+ * A row of a change, deformed.  missing[i]: a TOASTed value that the update
+ * did not change and that the WAL therefore does not carry; missing is NULL
+ * when no value is missing.
+ */
+typedef struct BsonChangeRow
+{
+	Datum	   *values;
+	bool	   *nulls;
+	bool	   *missing;
+} BsonChangeRow;
+
+/* The options that shape events (the plugin's others select tables) */
+typedef struct BsonChangeOptions
+{
+	bool		full_document;	/* updates carry fullDocument */
+	bool		before_change;	/* fullDocumentBeforeChange, where the old row
+								 * is whole */
+	bool		omit_nulls;		/* NULL columns left out of documents */
+} BsonChangeOptions;
+
+/*
+ * The "_id" element of a row, encoded once: documentKey's content and the
+ * first element of fullDocument.
+ */
+typedef struct BsonChangeKey
+{
+	char	   *bytes;
+	Size		len;
+} BsonChangeKey;
+
+/* One event */
+typedef struct BsonChangeEvent
+{
+	BsonChangeOp op;
+	const BsonChangeTable *table;
+	const BsonChangeKey *key;	/* NULL: no documentKey */
+	const BsonChangeRow *row;	/* insert and update: the new row */
+	const BsonChangeRow *old;	/* update and delete: the old row when it is
+								 * whole, else NULL */
+	bool		after_key_change;	/* an insert made of an update that
+									 * changed the key */
+} BsonChangeEvent;
+
+/* The "ns" element {db, coll} of a table, encoded into table->ns in mcxt */
+extern void bson_change_table_ns(BsonChangeTable *table, const char *db,
+								 const char *coll, MemoryContext mcxt);
+
+/* The "_id" element of row (none of whose key columns is missing) */
+extern void bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
+							const BsonChangeRow *row);
+
+static inline bool
+bson_change_keys_equal(const BsonChangeKey *a, const BsonChangeKey *b)
+{
+	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* The event as one BSON document (a bytea, as the writer makes them) */
+extern bytea *bson_change_event(const BsonChangeEvent *ev,
+								const BsonChangeTxn *txn,
+								const BsonChangeOptions *opts);
+
+#endif							/* CHANGE_TO_BSON_H */

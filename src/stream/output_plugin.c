@@ -1,0 +1,430 @@
+/*
+ * output_plugin.c
+ *		bson_out as a logical decoding output plugin: one BSON change event
+ *		per row change, shaped as MongoDB's change streams write them.
+ *
+ *		SELECT pg_create_logical_replication_slot('to_mongo', 'bson_out');
+ *		SELECT data FROM pg_logical_slot_get_binary_changes('to_mongo', NULL, NULL);
+ *
+ * The callbacks here decide which events a change makes; stream_tables.c
+ * knows the tables, change_to_bson.c writes the documents.
+ *
+ * PostgreSQL hands a transaction to the plugin once it has committed, its
+ * changes in order, rolled-back subtransactions already left out; large
+ * transactions spill to disk inside the reorder buffer, not here.  The
+ * plugin keeps nothing per transaction but a count of its events: each
+ * change is decoded in a memory context that is reset after it, so memory
+ * stays bounded by the largest row, whatever the size of the transaction.
+ */
+#include "bson_compat.h"
+
+#include "access/htup_details.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "replication/logical.h"
+#include "replication/output_plugin.h"
+#include "replication/reorderbuffer.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "change_to_bson.h"
+#include "stream_options.h"
+#include "stream_tables.h"
+
+typedef struct StreamState
+{
+	BsonStreamOptions options;
+	MemoryContext cxt;			/* the session's: the decoding context */
+	MemoryContext change_cxt;	/* reset after each change */
+	char	   *db;				/* ns.db, found at the first change */
+	uint64		position;		/* events of the current transaction so far */
+} StreamState;
+
+static void bson_startup_cb(LogicalDecodingContext *ctx,
+							OutputPluginOptions *opt, bool is_init);
+static void bson_shutdown_cb(LogicalDecodingContext *ctx);
+static void bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn);
+static void bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+						   XLogRecPtr commit_lsn);
+static void bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+						   Relation relation, ReorderBufferChange *change);
+static void bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+							 int nrelations, Relation relations[],
+							 ReorderBufferChange *change);
+
+void
+_PG_output_plugin_init(OutputPluginCallbacks *cb)
+{
+	AssertVariableIsOfType(&_PG_output_plugin_init, LogicalOutputPluginInit);
+
+	cb->startup_cb = bson_startup_cb;
+	cb->begin_cb = bson_begin_cb;
+	cb->change_cb = bson_change_cb;
+	cb->truncate_cb = bson_truncate_cb;
+	cb->commit_cb = bson_commit_cb;
+	cb->shutdown_cb = bson_shutdown_cb;
+}
+
+static void
+bson_startup_cb(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
+				bool is_init)
+{
+	MemoryContext old = MemoryContextSwitchTo(ctx->context);
+	StreamState *st = palloc0(sizeof(StreamState));
+
+	(void) is_init;
+	st->cxt = ctx->context;
+	st->change_cxt = AllocSetContextCreate(ctx->context, "bson_out change",
+										   ALLOCSET_DEFAULT_SIZES);
+	bson_stream_options_parse(&st->options, ctx->output_plugin_options);
+	MemoryContextSwitchTo(old);
+
+	opt->output_type = OUTPUT_PLUGIN_BINARY_OUTPUT;
+	opt->receive_rewrites = false;
+	ctx->output_plugin_private = st;
+	bson_stream_tables_start();
+}
+
+static void
+bson_shutdown_cb(LogicalDecodingContext *ctx)
+{
+	(void) ctx;
+	bson_stream_tables_end();
+}
+
+static void
+bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
+{
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+
+	(void) txn;
+	st->position = 0;
+}
+
+/* Events are written per change; a commit has none of its own */
+static void
+bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+			   XLogRecPtr commit_lsn)
+{
+	(void) ctx;
+	(void) txn;
+	(void) commit_lsn;
+}
+
+/* ns.db: the option, or the database's name, looked up once */
+static const char *
+stream_db(StreamState *st)
+{
+	if (st->db == NULL)
+	{
+		const char *name = st->options.ns_db;
+
+		if (name == NULL)
+			name = get_database_name(MyDatabaseId);
+		if (name == NULL)
+			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+		st->db = MemoryContextStrdup(st->cxt, name);
+	}
+	return st->db;
+}
+
+/* Write one event as one message */
+static void
+emit(LogicalDecodingContext *ctx, StreamState *st, ReorderBufferTXN *txn,
+	 const BsonChangeEvent *ev, bool last_write)
+{
+	BsonChangeTxn where;
+	bytea	   *doc;
+
+	where.commit_lsn = txn->final_lsn;
+	where.commit_time = BSON_TXN_COMMIT_TIME(txn);
+	where.xid = txn->xid;
+	where.position = ++st->position;
+	doc = bson_change_event(ev, &where, &st->options.change);
+	OutputPluginPrepareWrite(ctx, last_write);
+	appendBinaryStringInfo(ctx->out, VARDATA(doc), VARSIZE(doc) - VARHDRSZ);
+	OutputPluginWrite(ctx, last_write);
+}
+
+/*
+ * A tuple of the change, deformed with the relation's descriptor (which
+ * knows the defaults of columns added since the row was written).  A value
+ * the WAL does not carry, because an update left a TOASTed column as it
+ * was, is marked missing: it must never pass for a NULL or an old value.
+ */
+static void
+deform_row(BsonChangeRow *row, HeapTuple tuple, TupleDesc desc)
+{
+	int			natts = desc->natts;
+
+	row->values = palloc(sizeof(Datum) * Max(natts, 1));
+	row->nulls = palloc(sizeof(bool) * Max(natts, 1));
+	row->missing = NULL;
+	heap_deform_tuple(tuple, desc, row->values, row->nulls);
+	for (int i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (row->nulls[i] || att->attisdropped || att->attlen != -1)
+			continue;
+		if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(row->values[i])))
+		{
+			if (row->missing == NULL)
+				row->missing = palloc0(sizeof(bool) * natts);
+			row->missing[i] = true;
+		}
+	}
+}
+
+static bool
+is_key_column(const BsonChangeTable *t, int column)
+{
+	for (int i = 0; i < t->nkeys; i++)
+		if (t->keys[i] == column)
+			return true;
+	return false;
+}
+
+/*
+ * Values missing from the new row of an update, taken from the old row
+ * where the WAL has them: every column of a whole old row (REPLICA IDENTITY
+ * FULL), else the key columns of the old key.  Unchanged, by definition.
+ */
+static void
+fill_from_old(BsonChangeRow *row, const BsonChangeRow *old,
+			  const BsonChangeTable *t, int natts)
+{
+	bool		still_missing = false;
+
+	if (row->missing == NULL)
+		return;
+	for (int i = 0; i < natts; i++)
+	{
+		if (!row->missing[i])
+			continue;
+		if ((t->old_row_whole || is_key_column(t, i)) && !old->nulls[i] &&
+			!VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old->values[i])))
+		{
+			row->values[i] = old->values[i];
+			row->missing[i] = false;
+		}
+		else
+			still_missing = true;
+	}
+	if (!still_missing)
+		row->missing = NULL;
+}
+
+static bool
+key_missing(const BsonChangeRow *row, const BsonChangeTable *t)
+{
+	if (row->missing == NULL)
+		return false;
+	for (int i = 0; i < t->nkeys; i++)
+		if (row->missing[t->keys[i]])
+			return true;
+	return false;
+}
+
+/*
+ * Updates and deletes of a table without a replica identity carry nothing
+ * to find the row by: they are streamed without documentKey, and the user
+ * is told once per table and session.
+ */
+static void
+warn_no_identity(BsonStreamTable *table)
+{
+	if (table->warned_no_identity)
+		return;
+	table->warned_no_identity = true;
+	ereport(WARNING,
+			(errmsg("table %s has no replica identity", table->name),
+			 errdetail("Its updates and deletes are streamed without documentKey, so a consumer cannot tell which document they change."),
+			 errhint("Add a primary key, or set REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL.")));
+}
+
+static void
+change_insert(LogicalDecodingContext *ctx, StreamState *st,
+			  ReorderBufferTXN *txn, BsonStreamTable *table, HeapTuple newtup,
+			  TupleDesc desc)
+{
+	BsonChangeTable *t = &table->change;
+	BsonChangeRow row;
+	BsonChangeKey key;
+	BsonChangeEvent ev = {0};
+
+	deform_row(&row, newtup, desc);
+	ev.op = BSON_CHANGE_INSERT;
+	ev.table = t;
+	ev.row = &row;
+	if (t->nkeys > 0 && !key_missing(&row, t))
+	{
+		bson_change_key(&key, t, &row);
+		ev.key = &key;
+	}
+	emit(ctx, st, txn, &ev, true);
+}
+
+/*
+ * An update: a plain update event, or, where the key changed (MongoDB never
+ * changes an _id), the delete of the old key and the insert of the new row.
+ */
+static void
+change_update(LogicalDecodingContext *ctx, StreamState *st,
+			  ReorderBufferTXN *txn, BsonStreamTable *table, HeapTuple oldtup,
+			  HeapTuple newtup, TupleDesc desc)
+{
+	BsonChangeTable *t = &table->change;
+	BsonChangeRow row;
+	BsonChangeRow old;
+	BsonChangeKey key;
+	BsonChangeKey old_key;
+	BsonChangeEvent ev = {0};
+	bool		old_whole = false;
+
+	deform_row(&row, newtup, desc);
+	if (oldtup != NULL)
+	{
+		deform_row(&old, oldtup, desc);
+		old_whole = t->old_row_whole;
+		fill_from_old(&row, &old, t, desc->natts);
+	}
+	ev.table = t;
+	ev.old = old_whole ? &old : NULL;
+
+	if (t->nkeys == 0 || key_missing(&row, t))
+	{
+		warn_no_identity(table);
+		ev.op = BSON_CHANGE_UPDATE;
+		ev.row = &row;
+		emit(ctx, st, txn, &ev, true);
+		return;
+	}
+	bson_change_key(&key, t, &row);
+
+	/*
+	 * The WAL holds the old key when the key changed (and sometimes when it
+	 * did not: a TOASTed key is logged whenever the row is): compare.
+	 */
+	if (oldtup != NULL && !key_missing(&old, t))
+	{
+		bson_change_key(&old_key, t, &old);
+		if (!bson_change_keys_equal(&key, &old_key))
+		{
+			ev.op = BSON_CHANGE_DELETE;
+			ev.key = &old_key;
+			emit(ctx, st, txn, &ev, false);
+
+			ev.op = BSON_CHANGE_INSERT;
+			ev.key = &key;
+			ev.row = &row;
+			ev.old = NULL;
+			ev.after_key_change = true;
+			emit(ctx, st, txn, &ev, true);
+			return;
+		}
+	}
+	ev.op = BSON_CHANGE_UPDATE;
+	ev.key = &key;
+	ev.row = &row;
+	emit(ctx, st, txn, &ev, true);
+}
+
+static void
+change_delete(LogicalDecodingContext *ctx, StreamState *st,
+			  ReorderBufferTXN *txn, BsonStreamTable *table, HeapTuple oldtup,
+			  TupleDesc desc)
+{
+	BsonChangeTable *t = &table->change;
+	BsonChangeRow old;
+	BsonChangeKey key;
+	BsonChangeEvent ev = {0};
+
+	ev.op = BSON_CHANGE_DELETE;
+	ev.table = t;
+	if (oldtup != NULL)
+	{
+		deform_row(&old, oldtup, desc);
+		if (t->old_row_whole)
+			ev.old = &old;
+		if (t->nkeys > 0 && !key_missing(&old, t))
+		{
+			bson_change_key(&key, t, &old);
+			ev.key = &key;
+		}
+	}
+	if (ev.key == NULL)
+		warn_no_identity(table);
+	emit(ctx, st, txn, &ev, true);
+}
+
+static void
+bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+			   Relation relation, ReorderBufferChange *change)
+{
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
+	BsonStreamTable *table = bson_stream_table(relation, &st->options,
+											   stream_db(st));
+	TupleDesc	desc = RelationGetDescr(relation);
+	HeapTuple	oldtup = BSON_CHANGE_OLD_TUPLE(change);
+	HeapTuple	newtup = BSON_CHANGE_NEW_TUPLE(change);
+
+	if (table->selected)
+	{
+		switch (change->action)
+		{
+			case REORDER_BUFFER_CHANGE_INSERT:
+				/* an insert always logs its row; without one there is nothing to say */
+				if (newtup != NULL)
+					change_insert(ctx, st, txn, table, newtup, desc);
+				break;
+			case REORDER_BUFFER_CHANGE_UPDATE:
+				if (newtup != NULL)
+					change_update(ctx, st, txn, table, oldtup, newtup, desc);
+				break;
+			case REORDER_BUFFER_CHANGE_DELETE:
+				change_delete(ctx, st, txn, table, oldtup, desc);
+				break;
+			default:
+				/* the reorder buffer passes only the three */
+				elog(ERROR, "unexpected change type %d", (int) change->action);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(st->change_cxt);
+}
+
+/*
+ * A truncate (not a MongoDB event): one event per selected table, in the
+ * order the command names them, each with its ns.
+ */
+static void
+bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+				 int nrelations, Relation relations[],
+				 ReorderBufferChange *change)
+{
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
+	int			last = -1;
+
+	(void) change;
+	for (int i = 0; i < nrelations; i++)
+		if (bson_stream_table(relations[i], &st->options, stream_db(st))->selected)
+			last = i;
+	for (int i = 0; i <= last; i++)
+	{
+		BsonStreamTable *table = bson_stream_table(relations[i], &st->options,
+												   stream_db(st));
+		BsonChangeEvent ev = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		if (!table->selected)
+			continue;
+		ev.op = BSON_CHANGE_TRUNCATE;
+		ev.table = &table->change;
+		emit(ctx, st, txn, &ev, i == last);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(st->change_cxt);
+}

@@ -1,0 +1,36 @@
+/*
+ * stream_options.h
+ *		The output plugin's options (pg_recvlogical -o name=value, or the
+ *		options array of pg_logical_slot_get_binary_changes) and the table
+ *		filters they define.
+ */
+#ifndef STREAM_OPTIONS_H
+#define STREAM_OPTIONS_H
+
+#include "bson_compat.h"
+
+#include "nodes/pg_list.h"
+
+#include "change_to_bson.h"
+
+typedef struct BsonStreamOptions
+{
+	List	   *include_tables; /* of TablePattern; NIL: every table */
+	List	   *exclude_tables; /* of TablePattern */
+	char	   *ns_db;			/* ns.db; NULL: the database's name */
+	bool		include_schema; /* coll is always schema.table */
+	BsonChangeOptions change;	/* full-document, full-document-before-change,
+								 * omit-nulls */
+} BsonStreamOptions;
+
+/*
+ * Read the options (a List of DefElem) into opts, allocated in the current
+ * memory context; an unknown option or a bad value is an error (22023).
+ */
+extern void bson_stream_options_parse(BsonStreamOptions *opts, List *options);
+
+/* Do the table filters let the table schema.name through? */
+extern bool bson_stream_table_selected(const BsonStreamOptions *opts,
+									   const char *schema, const char *name);
+
+#endif							/* STREAM_OPTIONS_H */

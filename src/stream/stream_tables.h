@@ -1,0 +1,47 @@
+/*
+ * stream_tables.h
+ *		What the output plugin knows about each table it has seen: selected
+ *		or not, its ns, its replica identity and its column mapping, kept
+ *		until the table's definition changes.
+ */
+#ifndef STREAM_TABLES_H
+#define STREAM_TABLES_H
+
+#include "bson_compat.h"
+
+#include "utils/rel.h"
+
+#include "change_to_bson.h"
+#include "stream_options.h"
+
+typedef struct BsonStreamTable
+{
+	Oid			relid;			/* hash key */
+	bool		valid;			/* false once the definition may have changed */
+	bool		selected;		/* by the table filters */
+	bool		warned_no_identity; /* warnings are given once per session */
+	bool		warned_id_column;
+	bool		has_composites; /* its mapping reads named row types */
+	MemoryContext mcxt;			/* what change and name are made in */
+	char	   *name;			/* schema.table, for messages */
+	BsonChangeTable change;
+} BsonStreamTable;
+
+/*
+ * Start a session's table cache, dropping what an earlier session left (one
+ * that ended in an error has no chance to clean up).
+ */
+extern void bson_stream_tables_start(void);
+
+/* End the session's table cache */
+extern void bson_stream_tables_end(void);
+
+/*
+ * The table of rel, worked out now if it was not or if it changed since;
+ * needs catalog access (a decoding callback has it).  db is ns.db.
+ */
+extern BsonStreamTable *bson_stream_table(Relation rel,
+										  const BsonStreamOptions *opts,
+										  const char *db);
+
+#endif							/* STREAM_TABLES_H */
