@@ -5,7 +5,7 @@
 # every backend running under valgrind --tool=memcheck with PostgreSQL's own
 # suppressions (src/tools/valgrind.supp of the same source).
 #
-#   scripts/valgrind-regress.sh
+#   scripts/valgrind-regress.sh [TEST ...]     default: every pg_regress test
 #
 # Slow (the whole suite under memcheck): a check to run by hand, not part of
 # scripts/test.sh.  Prints each Valgrind error with its stack, then
@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 export PG_MAJOR=18
 source scripts/lib.sh
 
+tests=("$@")
 install_packages valgrind || exit 1
 supp=$BSON_OUT_CACHE/pg18/share/valgrind.supp
 [ -f "$supp" ] || { log "no $supp: rebuild PostgreSQL 18 (rm -rf $BSON_OUT_CACHE/pg18)"; exit 1; }
@@ -35,7 +36,8 @@ runuser -u postgres -- valgrind --quiet --trace-children=yes --track-origins=yes
 	--suppressions="$supp" --error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \
 	--log-file="$dir/vg/%p.log" \
 	"$PG_BINDIR/postgres" -D "$dir/data" -c listen_addresses= -c unix_socket_directories="$dir" \
-	-p "$PGPORT" -c max_connections=20 >"$dir/server.log" 2>&1 &
+	-p "$PGPORT" -c max_connections=20 -c wal_level=logical -c max_replication_slots=10 \
+	-c output_plugin_libraries=pgoutput,test_decoding,bson_out >"$dir/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 300); do
 	"$PG_BINDIR/pg_isready" -q && break
@@ -44,8 +46,12 @@ done
 "$PG_BINDIR/pg_isready" -q || { log "the server did not start under valgrind"; tail "$dir/server.log"; exit 1; }
 
 rc=0
-make -s PG_CONFIG="$PG_BINDIR/pg_config" installcheck >"$dir/regress.log" 2>&1 || rc=1
-make -s -k PG_CONFIG="$PG_BINDIR/pg_config" installcheck-encodings >>"$dir/regress.log" 2>&1 || rc=1
+if [ ${#tests[@]} -gt 0 ]; then
+	make -s PG_CONFIG="$PG_BINDIR/pg_config" installcheck REGRESS="${tests[*]}" >"$dir/regress.log" 2>&1 || rc=1
+else
+	make -s PG_CONFIG="$PG_BINDIR/pg_config" installcheck >"$dir/regress.log" 2>&1 || rc=1
+	make -s -k PG_CONFIG="$PG_BINDIR/pg_config" installcheck-encodings >>"$dir/regress.log" 2>&1 || rc=1
+fi
 grep -E '\.\.\. |^(not )?ok ' "$dir/regress.log"
 ok=$(grep -cE '\.\.\. ok|^ok [0-9]+ ' "$dir/regress.log")
 bad=$(grep -cE '\.\.\. FAILED|^not ok [0-9]+ ' "$dir/regress.log")
