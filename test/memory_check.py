@@ -69,6 +69,19 @@ CHECKS = [
      "SELECT octet_length(json_to_bson(j::json, true)) FROM t",
      "SELECT octet_length(json_to_bson(j::json, false)) FROM t",
      [100000, 400000]),
+    # row_to_bson looks up each anonymous row type once per call: an array of
+    # anonymous records costs what the same array of named composite types
+    # costs (whose types are cached with the call)
+    ("row_to_bson, an array of nested anonymous records (reference: the same of named types)",
+     [],
+     "SELECT octet_length(row_to_bson(ROW(array_agg(ROW(g, 'x', ROW(g, true)))))) "
+     "FROM generate_series(1, %(n)s) g",
+     "SELECT octet_length(row_to_bson(ROW(array_agg(ROW(g, 'x', ROW(g, true)::mc_inner)::mc_outer)))) "
+     "FROM generate_series(1, %(n)s) g",
+     [100000, 300000],
+     ["CREATE TYPE mc_inner AS (i int, b bool)",
+      "CREATE TYPE mc_outer AS (i int, s text, inner_row mc_inner)"],
+     ["DROP TYPE mc_outer", "DROP TYPE mc_inner"]),
     # the output plugin resets its memory after each change: decoding one
     # transaction of n inserts costs no more than test_decoding does on the
     # same WAL (both pay the reorder buffer and the result's tuplestore)
