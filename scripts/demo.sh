@@ -4,13 +4,16 @@
 # with to_bson (and a mongoexport-style line with json_to_bson), show the BSON
 # as pymongo's independent decoder reads it, export the table to a .bson file
 # with pg_bsonexport (mongorestore's format) and read that file back, with
-# pymongo and with bson_documents/bson_to_json inside the database.
+# pymongo and with bson_documents/bson_to_json inside the database; then
+# stream a few changes through bson_out as a logical decoding output plugin
+# and show the change events.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 install_packages libpq-dev
 build_install
+logical_decoding_opts
 cluster_start
 
 psql -qX -v ON_ERROR_STOP=1 <<'SQL'
@@ -65,4 +68,17 @@ PY
 echo "The file read back inside the database (bson_documents, then bson_to_json):"
 psql -qX -v ON_ERROR_STOP=1 -v file="$CLUSTER_DIR/people.bson" <<'SQL'
 SELECT bson_to_json(d) AS document FROM bson_documents(pg_read_binary_file(:'file')) AS d;
+SQL
+
+echo
+echo "Change streams: bson_out as a logical decoding output plugin, one BSON change event per row change:"
+psql -qX -v ON_ERROR_STOP=1 <<'SQL'
+CREATE TABLE orders (id int PRIMARY KEY, item text, qty int, price numeric(8,2), at timestamptz);
+SELECT 'slot created' AS to_mongo FROM pg_create_logical_replication_slot('to_mongo', 'bson_out');
+INSERT INTO orders VALUES (1, 'pen', 2, 1.50, '2024-01-02 03:04:05.678+00'), (2, 'ink', 1, 7.25, now());
+UPDATE orders SET qty = 3 WHERE id = 1;
+DELETE FROM orders WHERE id = 2;
+\pset format unaligned
+SELECT bson_to_json(data) AS event FROM pg_logical_slot_get_binary_changes('to_mongo', NULL, NULL);
+SELECT pg_drop_replication_slot('to_mongo');
 SQL

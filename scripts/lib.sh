@@ -54,6 +54,20 @@ build_install() {
 	make -s PG_CONFIG="$PG_BINDIR/pg_config" install >/dev/null
 }
 
+# logical_decoding_opts: the server options that let the cluster decode its
+# WAL with bson_out (wal_level = logical, and bson_out allowed as an output
+# plugin on servers that have output_plugin_libraries, whose default names
+# only pgoutput and test_decoding); appended to CLUSTER_OPTS.  grep reads all
+# of the list: with -q it would stop early, and pipefail would take the
+# server's SIGPIPE for a failure.
+logical_decoding_opts() {
+	CLUSTER_OPTS="${CLUSTER_OPTS:-} -c wal_level=logical -c max_replication_slots=10"
+	if "$PG_BINDIR/postgres" --describe-config 2>/dev/null | grep '^output_plugin_libraries' >/dev/null; then
+		CLUSTER_OPTS+=" -c output_plugin_libraries=pgoutput,test_decoding,bson_out"
+	fi
+	export CLUSTER_OPTS
+}
+
 # cluster_start [initdb options...]: a throwaway cluster owned by the postgres
 # user, listening only on a unix socket in a private directory.  Sets and
 # exports PGHOST, PGPORT, PGUSER, PGDATABASE and CLUSTER_DIR; cluster_stop

@@ -62,16 +62,8 @@ make -s PG_CONFIG="$PG_BINDIR/pg_config" clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
 echo "server: $("$PG_BINDIR/postgres" --version | sed "s/^postgres (PostgreSQL) //") ($(pg_build_description "$PG_MAJOR"))"
 echo "compiler: $($("$PG_BINDIR/pg_config" --cc | awk '{print $1}') --version | head -1)"
-# The change-stream tests decode the WAL: logical decoding, and bson_out
-# allowed as an output plugin on servers that have output_plugin_libraries
-# (whose default names only pgoutput and test_decoding).  grep reads all of
-# the list: with -q it would stop early, and pipefail would take the server's
-# SIGPIPE for a failure.
-CLUSTER_OPTS="${CLUSTER_OPTS:-} -c wal_level=logical -c max_replication_slots=10"
-if "$PG_BINDIR/postgres" --describe-config 2>/dev/null | grep '^output_plugin_libraries' >/dev/null; then
-	CLUSTER_OPTS+=" -c output_plugin_libraries=pgoutput,test_decoding,bson_out"
-fi
-export CLUSTER_OPTS
+# the change-stream tests decode the WAL
+logical_decoding_opts
 cluster_start || exit 1
 
 passed=0
