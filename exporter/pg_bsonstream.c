@@ -455,8 +455,9 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			{
 				st->confirmed = end;
 				st->confirmed_at = now;
+				send_status(conn, st, 0);
 			}
-			if (buf[17])
+			else if (buf[17])
 				send_status(conn, st, 0);
 		}
 		PQfreemem(buf);

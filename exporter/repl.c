@@ -71,8 +71,16 @@ repl_hint(const char *slot, char *err, size_t errsize)
 	else if (strstr(err, "could not access file") || strstr(err, "No such file"))
 		hint = "Install the bson_out extension on the server (make install); the plugin is its library.";
 	else if (strstr(err, "replication permission") || strstr(err, "WAL sender") ||
-			 strstr(err, "REPLICATION attribute"))
+			 strstr(err, "replication role") || strstr(err, "REPLICATION attribute"))
+	{
+		char	   *generic = strstr(err, "\nhint: check the connection options");
+
+		/* the connection worked: db.c's hint about its options would mislead */
+		if (generic)
+			*generic = '\0';
+		n = strlen(err);
 		hint = "Connect as a role with the REPLICATION attribute (ALTER ROLE name REPLICATION).";
+	}
 	if (hint && n + 8 < errsize && strstr(err, "\nhint: ") == NULL)
 		snprintf(err + n, errsize - n, "\nhint: %s", hint);
 }
