@@ -25,8 +25,14 @@ typedef struct InitialStats
 	uint64_t	bytes;
 } InitialStats;
 
+#define MAX_COPY_JOBS	64
+
+/*
+ * 'jobs' connections (at most MAX_COPY_JOBS), all in the snapshot, copy the
+ * tables in parallel, one table each at a time.
+ */
 extern int	initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
-						 const char *const *include, int ninclude, int sync,
+						 const char *const *include, int ninclude, int jobs, int sync,
 						 InitialStats *stats, char *err, size_t errsize);
 
 /* Does "schema.table" match one of the include-tables patterns (none: all)? */

@@ -54,6 +54,7 @@ typedef struct Options
 	int			reconnect;
 	int			quiet;
 	int			no_sync;
+	int			jobs;
 } Options;
 
 static Options opt = {
@@ -61,6 +62,7 @@ static Options opt = {
 	.segment_time = 10,
 	.status_interval = 10,
 	.reconnect = 1,
+	.jobs = 1,
 };
 
 /* What the stream loop ended with. */
@@ -122,6 +124,7 @@ usage(void)
 		   "      --create-slot          create the slot (with the bson_out plugin)\n"
 		   "      --initial-copy         with --create-slot: copy every selected table first,\n"
 		   "                             into DIR/initial/<db>.<collection>.bson\n"
+		   "  -j, --jobs=N               copy N tables at a time (default 1)\n"
 		   "      --include-tables=PAT   schema.table patterns (* any run); repeatable\n"
 		   "  -o, --output=DIR           DIR/changes/<first LSN>-<last LSN>.bson, or - for\n"
 		   "                             standard output (not durable)\n"
@@ -178,6 +181,7 @@ parse_options(int argc, char **argv)
 		{"slot", required_argument, NULL, 'S'},
 		{"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"jobs", required_argument, NULL, 'j'},
 		{"create-slot", no_argument, NULL, 1},
 		{"initial-copy", no_argument, NULL, 2},
 		{"include-tables", required_argument, NULL, 3},
@@ -193,7 +197,7 @@ parse_options(int argc, char **argv)
 	};
 	int			c;
 
-	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:q", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:", longopts, NULL)) != -1)
 	{
 		switch (c)
 		{
@@ -217,6 +221,16 @@ parse_options(int argc, char **argv)
 				break;
 			case 'q':
 				opt.quiet = 1;
+				break;
+			case 'j':
+				{
+					char	   *end;
+					long		v = strtol(optarg, &end, 10);
+
+					if (*end || v < 1 || v > MAX_COPY_JOBS)
+						die_usage("--jobs takes a number from 1 to %d", MAX_COPY_JOBS);
+					opt.jobs = (int) v;
+				}
 				break;
 			case 1:
 				opt.create_slot = 1;
@@ -535,7 +549,7 @@ main(int argc, char **argv)
 			die("%s", err);
 		if (opt.initial_copy &&
 			initial_copy(&opt.conn, snapshot, opt.output, opt.include, opt.ninclude,
-						 !opt.no_sync, &init, err, sizeof(err)) != 0)
+						 opt.jobs, !opt.no_sync, &init, err, sizeof(err)) != 0)
 		{
 			/* without its first copy the slot is of no use: a new run starts over */
 			drop_slot(conn);

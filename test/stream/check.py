@@ -84,6 +84,9 @@ TABLES = {
     "t2": ("CREATE TABLE t2 (a int, b text, c int, PRIMARY KEY (b, a))",
            "SELECT row_to_bson(s) FROM (SELECT (SELECT k FROM (SELECT t.b, t.a) k) AS _id, "
            "t.a, t.b, t.c FROM t2 t) s"),
+    # a column named _id in a keyed table: left out, as the events leave it out
+    "t4": ("CREATE TABLE t4 (id int PRIMARY KEY, _id text, z int)",
+           "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.z FROM t4 t) s"),
     "s1.t3": ("CREATE TABLE s1.t3 (id bigint PRIMARY KEY, k int, note text, at timestamptz)",
               "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.k, t.note, t.at FROM s1.t3 t) s"),
 }
@@ -100,6 +103,7 @@ def setup():
     sql("INSERT INTO t1 SELECT g, 'r' || g, g / 7.0, jsonb_build_object('g', g) FROM generate_series(1, 300) g")
     sql("INSERT INTO t2 SELECT g, 'b' || (g % 5), g FROM generate_series(1, 300) g")
     sql("INSERT INTO s1.t3 SELECT g, g, NULL, now() FROM generate_series(1, 300) g")
+    sql("INSERT INTO t4 SELECT g, 'hidden', g FROM generate_series(1, 50) g")
 
 
 class Workload:
@@ -185,7 +189,7 @@ def start_client(slot, out, *extra, create=False, stderr_path=None):
             "--segment-size", "20kB", "--status-interval", "1",
             "--include-tables", "public.t*", "--include-tables", "s1.*"] + list(extra)
     if create:
-        args += ["--create-slot", "--initial-copy"]
+        args += ["--create-slot", "--initial-copy", "--jobs", "2"]
     err = open(stderr_path or os.path.join(WORK, slot + ".stderr"), "ab")
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
 
@@ -338,7 +342,7 @@ def plain_run():
     compare("plain", out)
     read_back("plain", out)
     err = open(os.path.join(WORK, "plain.stderr")).read()
-    check(re.search(r"initial copy: 3 tables, \d+ documents; \d+ events", err),
+    check(re.search(r"initial copy: 4 tables, \d+ documents; \d+ events", err),
           "plain: the one-line summary", err)
     sql("SELECT pg_drop_replication_slot('plain')")
 
@@ -405,6 +409,45 @@ def stdout_run():
           "exit %s, %d events" % (proc.returncode, len(evs)))
     sql("DELETE FROM t1 WHERE id = 100000")
     sql("SELECT pg_drop_replication_slot('pipe')")
+
+
+def run_on_tty(extra, rows):
+    """The client's standard error on a pseudo-terminal while rows are inserted."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "tty", "-o", os.path.join(WORK, "tty"),
+                             "--segment-time", "0.2"] + extra, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    for i in range(rows):
+        sql("INSERT INTO t1 VALUES (%s, 'tty', 1, '{}') ON CONFLICT DO NOTHING", (300000 + i,))
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(20)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(master)
+    return text.decode(errors="replace")
+
+
+def progress_line():
+    sql("SELECT pg_create_logical_replication_slot('tty', 'bson_out')")
+    text = run_on_tty([], 20)
+    check(re.search(r"\r\d+ events \(\d+/s\), .*, \d+ segments, server [0-9A-F]+/[0-9A-F]+, "
+                    r"lag \d+ bytes, [0-9.]+ s", text) and "20 events" in text,
+          "progress: events/s, bytes, segments, the server's position and the lag on a terminal",
+          repr(text[-600:]))
+    text = run_on_tty(["--quiet"], 5)
+    check(text == "", "--quiet: nothing on the terminal", repr(text[-600:]))
+    sql("DELETE FROM t1 WHERE id >= 300000")
+    sql("SELECT pg_drop_replication_slot('tty')")
 
 
 def run_error(name, args, pattern, status=1, env=None):
@@ -500,6 +543,7 @@ def main():
     plain_run()
     crash_run()
     stdout_run()
+    progress_line()
     errors()
     wal_level_replica()
     print("(%.0f s)" % (time.time() - t0))
