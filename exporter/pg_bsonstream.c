@@ -126,7 +126,7 @@ usage(void)
 		   "                             into DIR/initial/<db>.<collection>.bson\n"
 		   "  -j, --jobs=N               copy N tables at a time (default 1)\n"
 		   "      --include-tables=PAT   schema.table patterns (* any run); repeatable\n"
-		   "  -o, --output=DIR           DIR/changes/<first LSN>-<last LSN>.bson, or - for\n"
+		   "  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
 		   "                             standard output (not durable)\n"
 		   "      --segment-size=SIZE    close a segment at this size (default 64MB)\n"
 		   "      --segment-time=SECS    close a segment at this age (default 10s)\n"

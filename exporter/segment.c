@@ -42,13 +42,37 @@ segment_init(Segments *s, const char *dir, int sync, uint64_t max_bytes, double 
 	return 0;
 }
 
+/*
+ * The event's resume token, _id._data, which the plugin writes first:
+ * {_id: {_data: "<32 hex digits>"}}.  Anything else (not an event of the
+ * plugin) is named by its LSN, with a zero position.
+ */
+static void
+event_token(const char *doc, size_t len, Lsn lsn, char *token)
+{
+	static const char head[] = "\x03_id\0";
+	static const char data[] = "\x02_data\0";
+
+	if (len >= 4 + 5 + 4 + 7 + 4 + 33 &&
+		memcmp(doc + 4, head, 5) == 0 &&
+		memcmp(doc + 13, data, 7) == 0 &&
+		(unsigned char) doc[20] == 33 && doc[21] == 0 && doc[22] == 0 && doc[23] == 0 &&
+		strspn(doc + 24, "0123456789ABCDEF") == 32)
+	{
+		memcpy(token, doc + 24, 32);
+		token[32] = '\0';
+		return;
+	}
+	snprintf(token, 33, "%08X%08X%016X", LSN_ARGS(lsn), 0);
+}
+
 static int
-segment_open(Segments *s, Lsn lsn)
+segment_open(Segments *s, const char *token)
 {
 	char		path[4200];
 
-	/* the final name needs the last LSN: a placeholder until the rename */
-	snprintf(path, sizeof(path), "%s/%08X%08X-open.bson", s->dir, LSN_ARGS(lsn));
+	/* the final name needs the last event: a placeholder until the rename */
+	snprintf(path, sizeof(path), "%s/%s-open.bson", s->dir, token);
 	if (out_open(&s->out, path, 0, s->sync) != 0)
 	{
 		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
@@ -62,7 +86,8 @@ segment_open(Segments *s, Lsn lsn)
 		s->out.slot = -1;
 	}
 	s->open = 1;
-	s->first = lsn;
+	memcpy(s->first, token, 33);
+	s->confirm = 0;
 	s->opened_at = now_seconds();
 	s->seg_bytes = 0;
 	return 0;
@@ -71,16 +96,20 @@ segment_open(Segments *s, Lsn lsn)
 int
 segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 {
+	char		token[33];
+
+	event_token(doc, len, lsn, token);
 	if (!s->open)
 	{
 		if (s->dir == NULL)
 		{
 			s->open = 1;
-			s->first = lsn;
+			memcpy(s->first, token, 33);
+			s->confirm = 0;
 			s->opened_at = now_seconds();
 			s->seg_bytes = 0;
 		}
-		else if (segment_open(s, lsn) != 0)
+		else if (segment_open(s, token) != 0)
 			return -1;
 	}
 	if (out_write(&s->out, doc, len) != 0)
@@ -89,7 +118,9 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		segment_abort(s);
 		return -1;
 	}
-	s->last = lsn;
+	memcpy(s->last, token, 33);
+	if (lsn > s->confirm)
+		s->confirm = lsn;
 	s->seg_bytes += len;
 	s->events++;
 	s->bytes += len;
@@ -127,11 +158,10 @@ segment_close(Segments *s, Lsn *confirm)
 			return -1;
 		}
 		s->open = 0;
-		*confirm = s->last;
+		*confirm = s->confirm;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/%08X%08X-%08X%08X.bson", s->dir,
-			 LSN_ARGS(s->first), LSN_ARGS(s->last));
+	snprintf(path, sizeof(path), "%s/%s-%s.bson", s->dir, s->first, s->last);
 	if (out_flush(&s->out, s->sync) != 0)
 		goto fail;
 	free(s->out.final_path);
@@ -152,7 +182,7 @@ segment_close(Segments *s, Lsn *confirm)
 	s->out.fd = -1;
 	s->open = 0;
 	s->segments++;
-	*confirm = s->last;
+	*confirm = s->confirm;
 	return 0;
 
 fail:

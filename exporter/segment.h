@@ -1,6 +1,15 @@
 /*
  * segment.h
- *		pg_bsonstream's change segments: DIR/changes/<first LSN>-<last LSN>.bson.
+ *		pg_bsonstream's change segments: DIR/changes/<first>-<last>.bson.
+ *
+ * <first> and <last> are the resume tokens of the segment's first and last
+ * events: the LSN of the transaction's commit record, then the event's
+ * position in it, 32 hexadecimal digits.  They grow along the stream, so
+ * the names sort in stream order (change LSNs do not: a transaction's
+ * changes may predate an earlier commit, and the rows of one multi-row
+ * insert share an LSN), and a name is never given to two different
+ * segments: the same first and last events enclose the same events, so a
+ * segment sent again after a restart may replace its earlier copy.
  *
  * A segment is the events back to back, written to a temporary file (see
  * output.c) and, once closed, fsynced, renamed to its final name and the
@@ -30,8 +39,9 @@ typedef struct Segments
 
 	OutFile		out;
 	int			open;
-	Lsn			first;			/* LSN of the open segment's first event */
-	Lsn			last;			/* ... and of its last */
+	char		first[33];		/* resume token of the open segment's first event */
+	char		last[33];		/* ... and of its last */
+	Lsn			confirm;		/* the highest change LSN in it */
 	double		opened_at;
 	uint64_t	seg_bytes;
 
@@ -56,8 +66,10 @@ extern int	segment_due(const Segments *s, double now);
 extern double segment_wait(const Segments *s, double now);
 
 /*
- * Make the open segment durable and give it its final name; its last LSN
- * into *confirm.  -1 with errmsg set: the segment has been removed.
+ * Make the open segment durable and give it its final name; the position
+ * to confirm into *confirm: its highest change LSN (the server sends again
+ * every transaction that commits at or after it, so a transaction cut by
+ * the segment's end comes again whole).  -1 with errmsg set: the segment has been removed.
  */
 extern int	segment_close(Segments *s, Lsn *confirm);
 

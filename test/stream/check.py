@@ -12,6 +12,7 @@ temporary file is ever left.
 The last line is "stream: N passed, M failed".
 """
 import glob
+import io
 import os
 import random
 import re
@@ -291,6 +292,16 @@ def read_back(name, out):
         if r.returncode != 0:
             bad.append("%s: %s" % (path, r.stderr.strip()))
     check(files and not bad, "%s: %d files read back by libbson" % (name, len(files)), "\n".join(bad))
+    bad = []
+    segments = sorted(glob.glob(os.path.join(out, "changes", "*.bson")))
+    for path in segments:
+        with open(path, "rb") as f:
+            tokens = [e["_id"]["_data"] for e in bson.decode_file_iter(f)]
+        if not tokens or os.path.basename(path) != "%s-%s.bson" % (tokens[0], tokens[-1]) or \
+                tokens != sorted(set(tokens)):
+            bad.append("%s: %s .. %s" % (path, tokens[:1], tokens[-1:]))
+    check(segments and not bad, "%s: %d segments named by their first and last resume tokens, in order"
+          % (name, len(segments)), "\n".join(bad[:10]))
     check(not temp_files(out), "%s: no temporary file left" % name, "\n".join(temp_files(out)))
 
 
@@ -335,7 +346,13 @@ def plain_run():
     wl.start()
     time.sleep(0.5)
     proc = start_client("plain", out, create=True)
-    time.sleep(4)
+    time.sleep(2)
+    # a multi-row insert: its rows share one LSN, and span several segments
+    conn = connect()
+    conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
+        "".join("%d\tcopy %d\t%d\t{}\n" % (k, k, k) for k in range(400000, 402000))))
+    conn.close()
+    time.sleep(2)
     wl.finish()
     check(wait_caught_up("plain"), "plain: the slot confirms the whole workload")
     stop(proc, "plain")
