@@ -543,6 +543,29 @@ def full_disk():
     sql("DELETE FROM t1 WHERE id >= 200000")
 
 
+def interrupted_copy():
+    """SIGINT during the first copy: the slot dropped again, no temporary file."""
+    sql("CREATE TABLE big (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO big SELECT g, repeat('v', 40) FROM generate_series(1, 600000) g")
+    out = os.path.join(WORK, "interrupted")
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "intr", "--create-slot", "--initial-copy",
+                             "--include-tables", "public.big", "-o", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while time.time() < deadline and not temp_files(out) and proc.poll() is None:
+        time.sleep(0.005)
+    caught = bool(temp_files(out))
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'intr'")
+    check(caught and proc.returncode == 1 and 'slot "intr" has been dropped again' in err and not slot
+          and not temp_files(out) and not glob.glob(os.path.join(out, "initial", "*")),
+          "SIGINT during the first copy: exit 1, the slot dropped again, no file left",
+          "caught %s, exit %s, slot %s, files %s\n%s" % (caught, proc.returncode, slot,
+                                                         os.listdir(os.path.join(out, "initial")), err))
+    sql("DROP TABLE big")
+
+
 def wal_level_replica():
     # last: no logical slot may remain for the server to start with wal_level = replica
     for (slot,) in sql("SELECT slot_name FROM pg_replication_slots"):
@@ -562,6 +585,7 @@ def main():
     stdout_run()
     progress_line()
     errors()
+    interrupted_copy()
     wal_level_replica()
     print("(%.0f s)" % (time.time() - t0))
     print("stream: %d passed, %d failed" % (passed, failed))
