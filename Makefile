@@ -76,14 +76,15 @@ installcheck-win1252:
 
 .PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii installcheck-win1252
 
-# pg_bsonexport (exporter/): the command-line exporter, built,
-# installed and cleaned with the extension.  It is a libpq client, not part of
+# pg_bsonexport and pg_bsonstream (exporter/): the command-line exporter and
+# the change streamer, built, installed and cleaned with the extension.  It is a libpq client, not part of
 # the server module, so it has its own Makefile; PG_CONFIG and the libpq
 # include directory are passed on so that both go to the same PostgreSQL.
 #
 # The extension needs only the server's headers; the exporter also needs
 # libpq's (libpq-dev on Debian), which a server-only setup may lack.  Then
-# the exporter is skipped with a message rather than failing the build.
+# both programs are skipped with a message (naming pg_bsonexport) rather
+# than failing the build.
 # libpq-fe.h is looked for where the exporter's Makefile takes libpq from,
 # pg_config --includedir; LIBPQ_INCLUDEDIR=DIR overrides that (for both).
 ifndef LIBPQ_INCLUDEDIR

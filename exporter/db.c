@@ -162,8 +162,8 @@ db_error(PGconn *conn, const PGresult *res, const char *what,
 PGconn *
 db_connect(const ConnOpts *opts, char *err, size_t errsize)
 {
-	const char *keys[6 + NKEEPALIVE];
-	const char *vals[6 + NKEEPALIVE];
+	const char *keys[7 + NKEEPALIVE];
+	const char *vals[7 + NKEEPALIVE];
 	int			n = 0;
 	int			k;
 	int			service = uses_service(opts->dbname);
@@ -205,8 +205,14 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 		keys[n] = "user";
 		vals[n++] = opts->user;
 	}
+	/* after dbname: a conninfo string must not turn it off */
+	if (opts->replication)
+	{
+		keys[n] = "replication";
+		vals[n++] = opts->replication;
+	}
 	keys[n] = "fallback_application_name";
-	vals[n++] = "pg_bsonexport";
+	vals[n++] = opts->appname ? opts->appname : "pg_bsonexport";
 	keys[n] = NULL;
 	vals[n] = NULL;
 

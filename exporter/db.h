@@ -15,6 +15,8 @@ typedef struct ConnOpts
 	const char *host;
 	const char *port;
 	const char *user;
+	const char *replication;	/* "database" for a walsender, else NULL */
+	const char *appname;		/* fallback_application_name; NULL: pg_bsonexport */
 } ConnOpts;
 
 /*

@@ -92,10 +92,30 @@ progress_update(Progress *p, uint64_t rows, uint64_t bytes)
 				snprintf(line + n, sizeof(line) - n, ", ETA %d:%02d", secs / 60, secs % 60);
 		}
 	}
+	progress_show(p, line);
+}
+
+void
+progress_show(Progress *p, const char *line)
+{
 	/* \033[K erases what a longer previous line left */
 	fprintf(stderr, "\r%s\033[K", line);
 	fflush(stderr);
 	p->shown = 1;
+}
+
+int
+progress_due(Progress *p)
+{
+	double		now;
+
+	if (!p->enabled)
+		return 0;
+	now = now_seconds();
+	if (now - p->last < UPDATE_INTERVAL)
+		return 0;
+	p->last = now;
+	return 1;
 }
 
 void

@@ -27,6 +27,11 @@ extern double now_seconds(void);
 extern void progress_init(Progress *p, int enabled, double estimate);
 extern void progress_update(Progress *p, uint64_t rows, uint64_t bytes);
 
+/* For other programs' own lines: is an update due (enabled, rate-limited),
+ * and show one. */
+extern int	progress_due(Progress *p);
+extern void progress_show(Progress *p, const char *line);
+
 /* Erase the progress line, e.g. before an error message or the summary. */
 extern void progress_clear(Progress *p);
 

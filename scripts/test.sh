@@ -25,7 +25,9 @@
 #     change events of a random workload of 50,000 row changes replayed onto
 #     a model of the tables),
 #   - stops and removes the cluster,
-#   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster).
+#   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster),
+#   - runs the pg_bsonstream tests (test/stream/run.sh, their own cluster with
+#     wal_level = logical).
 # It prints "server: ..." and "compiler: ..." lines, and last
 # "tests: N passed, M failed"; the exit status is 0 only when nothing failed.
 set -uo pipefail
@@ -181,6 +183,22 @@ if [ $exp_rc -ne 0 ] || [ -z "$exp_line" ]; then
 	[ "${exp_bad:-0}" -gt 0 ] || failed=$((failed + 1))
 	failures+=("pg_bsonexport tests")
 	[ -n "$exp_line" ] || printf '%s\n' "$exp_out" | tail -30
+fi
+
+# pg_bsonstream: the installed program, on its own throwaway cluster
+log "pg_bsonstream: a first copy and the change stream through kills, restarts, errors"
+str_out=$(PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/stream/run.sh 2>&1)
+str_rc=$?
+printf '%s\n' "$str_out" | grep -E '^FAIL|^     \||^skip|^stream:' | tail -40
+str_line=$(printf '%s\n' "$str_out" | grep -E '^stream: [0-9]+ passed, [0-9]+ failed' | tail -1)
+str_ok=$(printf '%s' "$str_line" | sed -E 's/^stream: ([0-9]+) passed.*/\1/')
+str_bad=$(printf '%s' "$str_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+passed=$((passed + ${str_ok:-0}))
+failed=$((failed + ${str_bad:-0}))
+if [ $str_rc -ne 0 ] || [ -z "$str_line" ]; then
+	[ "${str_bad:-0}" -gt 0 ] || failed=$((failed + 1))
+	failures+=("pg_bsonstream tests")
+	[ -n "$str_line" ] || printf '%s\n' "$str_out" | tail -30
 fi
 
 echo

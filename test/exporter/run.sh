@@ -912,7 +912,7 @@ make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libp
 	DESTDIR="$WORK/dest" install >"$WORK/make.out" 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && [ -f "$WORK/dest$("$PG_BINDIR/pg_config" --pkglibdir)/bson_out.so" ] &&
-	[ -z "$(find "$WORK/dest" -name pg_bsonexport)" ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
+	[ -z "$(find "$WORK/dest" -name 'pg_bson*')" ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
 	pass "make install without libpq-fe.h: the extension installed, pg_bsonexport skipped"
 else
 	fail "make install without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(find "$WORK/dest")"
@@ -921,8 +921,9 @@ fi
 make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" DESTDIR="$WORK/dest2" all install >"$WORK/make.out" 2>&1
 rc=$?
 if [ "$rc" -eq 0 ] && [ -x "$WORK/dest2$("$PG_BINDIR/pg_config" --bindir)/pg_bsonexport" ] &&
+	[ -x "$WORK/dest2$("$PG_BINDIR/pg_config" --bindir)/pg_bsonstream" ] &&
 	! grep -q "skipped" "$WORK/make.out"; then
-	pass "make with libpq's headers: pg_bsonexport built and installed"
+	pass "make with libpq's headers: pg_bsonexport and pg_bsonstream built and installed"
 else
 	fail "make with libpq's headers" "rc $rc; $(tail -5 "$WORK/make.out")"
 fi

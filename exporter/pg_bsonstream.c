@@ -1,0 +1,644 @@
+/*
+ * pg_bsonstream.c
+ *		A consistent first copy of the tables, then every change from exactly
+ *		that point, durably, into .bson files.
+ *
+ *	pg_bsonstream [connection options] --slot NAME [--create-slot [--initial-copy]]
+ *				  [--include-tables PATTERN ...] -o DIR | -o -
+ *				  [--segment-size SIZE] [--segment-time SECONDS] ...
+ *
+ * This file has the options and the main flow: create the slot (repl.c),
+ * with --initial-copy copy the tables under its exported snapshot
+ * (initial.c, on pg_bsonexport's export machinery), then stream the changes
+ * into segments (segment.c) and confirm each one to the server only once it
+ * is durable.  A lost connection is followed by a new one, resuming at the
+ * slot's confirmed position.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "db.h"
+#include "initial.h"
+#include "progress.h"
+#include "repl.h"
+#include "segment.h"
+#include "signals.h"
+
+#define PROGNAME	"pg_bsonstream"
+#define VERSION		"1.0.0"
+#define MAX_INCLUDE	64
+#define BACKOFF_MAX	8.0			/* seconds between reconnection attempts, at most */
+
+typedef struct Options
+{
+	ConnOpts	conn;
+	const char *slot;
+	int			create_slot;
+	int			initial_copy;
+	const char *include[MAX_INCLUDE];
+	int			ninclude;
+	const char *output;
+	uint64_t	segment_size;
+	double		segment_time;
+	double		status_interval;
+	int			reconnect;
+	int			quiet;
+	int			no_sync;
+	int			jobs;
+} Options;
+
+static Options opt = {
+	.segment_size = 64 * 1000 * 1000,
+	.segment_time = 10,
+	.status_interval = 10,
+	.reconnect = 1,
+	.jobs = 1,
+};
+
+/* What the stream loop ended with. */
+typedef enum
+{
+	STREAM_STOPPED,				/* a signal: closed and confirmed */
+	STREAM_LOST,				/* the connection: reconnect */
+	STREAM_FAILED				/* our side (disk): give up */
+} StreamEnd;
+
+typedef struct State
+{
+	Segments	seg;
+	Lsn			confirmed;		/* last flush position sent */
+	Lsn			server_end;		/* the server's WAL end, from its messages */
+	double		confirmed_at;
+	double		last_status;
+	Progress	progress;
+	uint64_t	reconnects;
+} State;
+
+static void
+die(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, PROGNAME ": error: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static void
+die_usage(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, PROGNAME ": error: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry \"" PROGNAME " --help\" for more information.\n");
+	va_end(ap);
+	exit(2);
+}
+
+static void
+usage(void)
+{
+	printf(PROGNAME " streams PostgreSQL changes as MongoDB change events into .bson files.\n\n"
+		   "Usage:\n  " PROGNAME " [OPTION]... --slot NAME -o DIR\n\n"
+		   "Options:\n"
+		   "  -d, --dbname=DBNAME        database name or conninfo string\n"
+		   "  -h, --host=HOST            server host or socket directory\n"
+		   "  -p, --port=PORT            server port\n"
+		   "  -U, --username=USER        user name (needs the REPLICATION attribute)\n"
+		   "  -S, --slot=NAME            logical replication slot\n"
+		   "      --create-slot          create the slot (with the bson_out plugin)\n"
+		   "      --initial-copy         with --create-slot: copy every selected table first,\n"
+		   "                             into DIR/initial/<db>.<collection>.bson\n"
+		   "  -j, --jobs=N               copy N tables at a time (default 1)\n"
+		   "      --include-tables=PAT   schema.table patterns (* any run); repeatable\n"
+		   "  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
+		   "                             standard output (not durable)\n"
+		   "      --segment-size=SIZE    close a segment at this size (default 64MB)\n"
+		   "      --segment-time=SECS    close a segment at this age (default 10s)\n"
+		   "      --status-interval=SECS standby status updates (default 10s)\n"
+		   "      --no-reconnect         exit on a lost connection instead of reconnecting\n"
+		   "      --no-sync              do not fsync (tests only: not durable)\n"
+		   "  -q, --quiet                no progress line, no summary\n"
+		   "      --help, --version\n");
+}
+
+static uint64_t
+parse_size(const char *s)
+{
+	char	   *end;
+	double		v = strtod(s, &end);
+	double		mult = 1;
+
+	if (end == s || v <= 0)
+		die_usage("invalid size \"%s\"", s);
+	if (strcasecmp(end, "") == 0 || strcasecmp(end, "B") == 0)
+		mult = 1;
+	else if (strcasecmp(end, "kB") == 0 || strcasecmp(end, "k") == 0)
+		mult = 1e3;
+	else if (strcasecmp(end, "MB") == 0 || strcasecmp(end, "M") == 0)
+		mult = 1e6;
+	else if (strcasecmp(end, "GB") == 0 || strcasecmp(end, "G") == 0)
+		mult = 1e9;
+	else
+		die_usage("invalid size \"%s\" (units: kB, MB, GB)", s);
+	return (uint64_t) (v * mult);
+}
+
+static double
+parse_seconds(const char *s)
+{
+	char	   *end;
+	double		v = strtod(s, &end);
+
+	if (end == s || v <= 0 || (*end && strcmp(end, "s") != 0))
+		die_usage("invalid number of seconds \"%s\"", s);
+	return v;
+}
+
+static void
+parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"dbname", required_argument, NULL, 'd'},
+		{"host", required_argument, NULL, 'h'},
+		{"port", required_argument, NULL, 'p'},
+		{"username", required_argument, NULL, 'U'},
+		{"slot", required_argument, NULL, 'S'},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"create-slot", no_argument, NULL, 1},
+		{"initial-copy", no_argument, NULL, 2},
+		{"include-tables", required_argument, NULL, 3},
+		{"segment-size", required_argument, NULL, 4},
+		{"segment-time", required_argument, NULL, 5},
+		{"status-interval", required_argument, NULL, 6},
+		{"reconnect", no_argument, NULL, 7},
+		{"no-reconnect", no_argument, NULL, 8},
+		{"no-sync", no_argument, NULL, 9},
+		{"help", no_argument, NULL, 10},
+		{"version", no_argument, NULL, 11},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+
+	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:", longopts, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 'd':
+				opt.conn.dbname = optarg;
+				break;
+			case 'h':
+				opt.conn.host = optarg;
+				break;
+			case 'p':
+				opt.conn.port = optarg;
+				break;
+			case 'U':
+				opt.conn.user = optarg;
+				break;
+			case 'S':
+				opt.slot = optarg;
+				break;
+			case 'o':
+				opt.output = optarg;
+				break;
+			case 'q':
+				opt.quiet = 1;
+				break;
+			case 'j':
+				{
+					char	   *end;
+					long		v = strtol(optarg, &end, 10);
+
+					if (*end || v < 1 || v > MAX_COPY_JOBS)
+						die_usage("--jobs takes a number from 1 to %d", MAX_COPY_JOBS);
+					opt.jobs = (int) v;
+				}
+				break;
+			case 1:
+				opt.create_slot = 1;
+				break;
+			case 2:
+				opt.initial_copy = 1;
+				break;
+			case 3:
+				if (opt.ninclude == MAX_INCLUDE)
+					die_usage("too many --include-tables (at most %d; a list may be comma-separated)",
+							  MAX_INCLUDE);
+				opt.include[opt.ninclude++] = optarg;
+				break;
+			case 4:
+				opt.segment_size = parse_size(optarg);
+				break;
+			case 5:
+				opt.segment_time = parse_seconds(optarg);
+				break;
+			case 6:
+				opt.status_interval = parse_seconds(optarg);
+				break;
+			case 7:
+				opt.reconnect = 1;
+				break;
+			case 8:
+				opt.reconnect = 0;
+				break;
+			case 9:
+				opt.no_sync = 1;
+				break;
+			case 10:
+				usage();
+				exit(0);
+			case 11:
+				printf(PROGNAME " " VERSION "\n");
+				exit(0);
+			default:
+				die_usage("invalid option");
+		}
+	}
+	if (optind < argc)
+		die_usage("too many arguments, starting with \"%s\"", argv[optind]);
+	if (opt.slot == NULL)
+		die_usage("give the replication slot with --slot NAME");
+	if (opt.output == NULL)
+		die_usage("give the output directory with -o DIR (or -o - for standard output)");
+	if (opt.initial_copy && !opt.create_slot)
+		die_usage("--initial-copy needs --create-slot: only a new slot's snapshot matches its stream");
+	if (opt.initial_copy && strcmp(opt.output, "-") == 0)
+		die_usage("--initial-copy needs -o DIR: the copy is written to DIR/initial");
+	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
+		die_usage("refusing to write BSON to a terminal; use -o DIR, or redirect standard output");
+	opt.conn.replication = "database";
+	opt.conn.appname = PROGNAME;
+}
+
+static void
+make_dir(const char *path)
+{
+	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+		die("could not create directory \"%s\": %s", path, strerror(errno));
+}
+
+/* A replication connection; NULL with err set. */
+static PGconn *
+connect_replication(char *err, size_t errsize)
+{
+	PGconn	   *conn = db_connect(&opt.conn, err, errsize);
+
+	if (conn == NULL)
+		repl_hint(opt.slot, err, errsize);
+	return conn;
+}
+
+static void
+send_status(PGconn *conn, State *st, int reply)
+{
+	if (repl_send_status(conn, st->confirmed, reply) == 0)
+		st->last_status = now_seconds();
+}
+
+/* Close the open segment and confirm its end. */
+static int
+close_segment(PGconn *conn, State *st)
+{
+	Lsn			confirm;
+
+	if (!st->seg.open)
+		return 0;
+	if (segment_close(&st->seg, &confirm) != 0)
+		return -1;
+	if (confirm > st->confirmed)
+		st->confirmed = confirm;
+	st->confirmed_at = now_seconds();
+	if (conn)
+		send_status(conn, st, 0);
+	return 0;
+}
+
+static void
+show_progress(State *st)
+{
+	char		line[200];
+	char		b[32];
+	double		elapsed;
+	double		lag_bytes;
+	double		lag_secs;
+
+	if (!progress_due(&st->progress))
+		return;
+	elapsed = now_seconds() - st->progress.start;
+	lag_bytes = st->server_end > st->confirmed ? (double) (st->server_end - st->confirmed) : 0;
+	lag_secs = lag_bytes > 0 ? now_seconds() - st->confirmed_at : 0;
+	snprintf(line, sizeof(line),
+			 "%llu events (%.0f/s), %s, %llu segments, server " LSN_FORMAT ", lag %.0f bytes, %.1f s",
+			 (unsigned long long) st->seg.events,
+			 elapsed > 0 ? st->seg.events / elapsed : 0,
+			 format_bytes((double) st->seg.bytes, b, sizeof(b)),
+			 (unsigned long long) st->seg.segments, LSN_ARGS(st->server_end),
+			 lag_bytes, lag_secs);
+	progress_show(&st->progress, line);
+}
+
+/* Wait for the socket, at most 'secs'. */
+static void
+wait_socket(PGconn *conn, double secs)
+{
+	fd_set		rfds;
+	struct timeval tv;
+	int			sock = PQsocket(conn);
+
+	if (sock < 0)
+		return;
+	if (secs < 0)
+		secs = 0;
+	FD_ZERO(&rfds);
+	FD_SET(sock, &rfds);
+	tv.tv_sec = (time_t) secs;
+	tv.tv_usec = (suseconds_t) ((secs - (double) tv.tv_sec) * 1e6);
+	(void) select(sock + 1, &rfds, NULL, NULL, &tv);
+}
+
+static StreamEnd
+stream(PGconn *conn, State *st, char *err, size_t errsize)
+{
+	for (;;)
+	{
+		char	   *buf = NULL;
+		int			n;
+		double		now;
+
+		if (interrupted)
+		{
+			if (close_segment(conn, st) != 0)
+			{
+				snprintf(err, errsize, "%s", st->seg.errmsg);
+				return STREAM_FAILED;
+			}
+			send_status(conn, st, 0);
+			return STREAM_STOPPED;
+		}
+		n = PQgetCopyData(conn, &buf, 1);
+		now = now_seconds();
+		if (n == 0)
+		{
+			double		wait;
+
+			/* standard output: everything received so far is written */
+			if ((st->seg.dir == NULL && st->seg.open) || segment_due(&st->seg, now))
+			{
+				if (close_segment(conn, st) != 0)
+				{
+					snprintf(err, errsize, "%s", st->seg.errmsg);
+					return STREAM_FAILED;
+				}
+			}
+			if (now - st->last_status >= opt.status_interval)
+				send_status(conn, st, 0);
+			show_progress(st);
+			wait = st->last_status + opt.status_interval - now;
+			if (segment_wait(&st->seg, now) < wait)
+				wait = segment_wait(&st->seg, now);
+			if (st->progress.enabled && wait > 0.25)
+				wait = 0.25;
+			wait_socket(conn, wait);
+			if (PQconsumeInput(conn) == 0)
+			{
+				db_error(conn, NULL, "lost the connection", err, errsize);
+				return STREAM_LOST;
+			}
+			continue;
+		}
+		if (n < 0)
+		{
+			PGresult   *res = PQgetResult(conn);
+
+			db_error(conn, res, "the stream ended", err, errsize);
+			PQclear(res);
+			return STREAM_LOST;
+		}
+		if (buf[0] == 'w' && n >= 25)
+		{
+			Lsn			lsn = repl_get64(buf + 1);
+			Lsn			end = repl_get64(buf + 9);
+
+			if (end > st->server_end)
+				st->server_end = end;
+			if (segment_write(&st->seg, buf + 25, (size_t) n - 25, lsn) != 0)
+			{
+				PQfreemem(buf);
+				snprintf(err, errsize, "%s", st->seg.errmsg);
+				return STREAM_FAILED;
+			}
+			if (st->seg.seg_bytes >= opt.segment_size && close_segment(conn, st) != 0)
+			{
+				PQfreemem(buf);
+				snprintf(err, errsize, "%s", st->seg.errmsg);
+				return STREAM_FAILED;
+			}
+		}
+		else if (buf[0] == 'k' && n >= 18)
+		{
+			Lsn			end = repl_get64(buf + 1);
+
+			if (end > st->server_end)
+				st->server_end = end;
+
+			/*
+			 * Everything the server sent before its keepalive is in durable
+			 * segments: it has nothing more to send for the WAL before
+			 * 'end' (other tables' changes, transactions still open are
+			 * decoded again from their start), so 'end' can be confirmed.
+			 */
+			if (!st->seg.open && end > st->confirmed)
+			{
+				st->confirmed = end;
+				st->confirmed_at = now;
+				send_status(conn, st, 0);
+			}
+			else if (buf[17])
+				send_status(conn, st, 0);
+		}
+		PQfreemem(buf);
+		show_progress(st);
+	}
+}
+
+/* Connect and start streaming from the slot's confirmed position. */
+static PGconn *
+restart(char *err, size_t errsize)
+{
+	PGconn	   *conn = connect_replication(err, errsize);
+
+	if (conn == NULL)
+		return NULL;
+	if (repl_start(conn, opt.slot, 0, opt.include, opt.ninclude, err, errsize) != 0)
+	{
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+static void
+drop_slot(PGconn *conn)
+{
+	char	   *ident = PQescapeIdentifier(conn, opt.slot, strlen(opt.slot));
+	char		sql[300];
+
+	if (ident == NULL)
+		return;
+	snprintf(sql, sizeof(sql), "DROP_REPLICATION_SLOT %s", ident);
+	PQfreemem(ident);
+	PQclear(PQexec(conn, sql));
+}
+
+int
+main(int argc, char **argv)
+{
+	State		st;
+	PGconn	   *conn;
+	char		err[4096];
+	char		changes[4096];
+	Lsn			start = 0;
+	InitialStats init;
+	StreamEnd	end;
+	double		backoff = 0.5;
+	int			to_stdout;
+
+	parse_options(argc, argv);
+	to_stdout = strcmp(opt.output, "-") == 0;
+	memset(&st, 0, sizeof(st));
+	memset(&init, 0, sizeof(init));
+	signals_install();
+
+	if (!to_stdout)
+	{
+		make_dir(opt.output);
+		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
+		make_dir(changes);
+		snprintf(err, sizeof(err), "%s/initial", opt.output);
+		segment_remove_stale(changes);
+		segment_remove_stale(err);
+	}
+
+	conn = connect_replication(err, sizeof(err));
+	if (conn == NULL)
+		die("%s", err);
+	if (opt.create_slot)
+	{
+		char		snapshot[256];
+
+		if (repl_create_slot(conn, opt.slot, snapshot, sizeof(snapshot), &start,
+							 err, sizeof(err)) != 0)
+			die("%s", err);
+		if (opt.initial_copy &&
+			initial_copy(&opt.conn, snapshot, opt.output, opt.include, opt.ninclude,
+						 opt.jobs, !opt.no_sync, &init, err, sizeof(err)) != 0)
+		{
+			/* without its first copy the slot is of no use: a new run starts over */
+			drop_slot(conn);
+			PQfinish(conn);
+			die("%s\nThe replication slot \"%s\" has been dropped again.", err, opt.slot);
+		}
+	}
+	if (repl_start(conn, opt.slot, start, opt.include, opt.ninclude, err, sizeof(err)) != 0)
+		die("%s", err);
+
+	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
+					 opt.segment_size, opt.segment_time) != 0)
+		die("%s", st.seg.errmsg);
+	progress_init(&st.progress, !opt.quiet && isatty(STDERR_FILENO), 0);
+	st.confirmed_at = st.last_status = now_seconds();
+
+	for (;;)
+	{
+		end = stream(conn, &st, err, sizeof(err));
+		if (end != STREAM_LOST)
+			break;
+
+		/* not confirmed: the next connection sends these events again */
+		segment_abort(&st.seg);
+		PQfinish(conn);
+		conn = NULL;
+		progress_clear(&st.progress);
+		if (!opt.reconnect)
+			break;
+		fprintf(stderr, PROGNAME ": %s\n" PROGNAME ": reconnecting in %.1f s\n", err, backoff);
+		while (conn == NULL && !interrupted)
+		{
+			struct timespec ts;
+
+			ts.tv_sec = (time_t) backoff;
+			ts.tv_nsec = (long) ((backoff - (double) ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+			if (interrupted)
+				break;
+			conn = restart(err, sizeof(err));
+			if (conn == NULL)
+			{
+				backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+				fprintf(stderr, PROGNAME ": %s\n" PROGNAME ": reconnecting in %.1f s\n",
+						err, backoff);
+			}
+		}
+		if (conn == NULL)
+		{
+			end = STREAM_STOPPED;
+			break;
+		}
+		fprintf(stderr, PROGNAME ": reconnected, resuming at the slot's confirmed position\n");
+		st.reconnects++;
+		backoff = 0.5;
+	}
+
+	progress_clear(&st.progress);
+	if (end == STREAM_FAILED)
+	{
+		segment_abort(&st.seg);
+		fprintf(stderr, PROGNAME ": error: %s\n", err);
+		fprintf(stderr, PROGNAME ": nothing of the unfinished segment was confirmed; "
+				"the next run resumes at " LSN_FORMAT "\n", LSN_ARGS(st.confirmed));
+	}
+	else if (end == STREAM_LOST)
+		fprintf(stderr, PROGNAME ": error: %s\n", err);
+	if (conn)
+	{
+		PQputCopyEnd(conn, NULL);
+		PQflush(conn);
+		PQfinish(conn);
+	}
+	if (!opt.quiet)
+	{
+		char		b[32];
+
+		if (opt.initial_copy)
+			fprintf(stderr, PROGNAME ": initial copy: %d tables, %llu documents; ",
+					init.tables, (unsigned long long) init.docs);
+		else
+			fprintf(stderr, PROGNAME ": ");
+		fprintf(stderr, "%llu events, %s, %llu segments, confirmed up to " LSN_FORMAT
+				", %llu reconnections\n",
+				(unsigned long long) st.seg.events,
+				format_bytes((double) st.seg.bytes, b, sizeof(b)),
+				(unsigned long long) st.seg.segments, LSN_ARGS(st.confirmed),
+				(unsigned long long) st.reconnects);
+	}
+	segment_finish(&st.seg);
+	return end == STREAM_STOPPED ? 0 : 1;
+}

@@ -1,0 +1,198 @@
+/*
+ * repl.c
+ *		The logical replication protocol, as pg_bsonstream speaks it.
+ */
+#include "repl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "db.h"
+
+/* microseconds between the Unix epoch and PostgreSQL's (2000-01-01) */
+#define PG_EPOCH_OFFSET_US	INT64_C(946684800000000)
+
+int
+lsn_parse(const char *s, Lsn *lsn)
+{
+	unsigned	hi,
+				lo;
+
+	if (s == NULL || sscanf(s, "%X/%X", &hi, &lo) != 2)
+		return -1;
+	*lsn = ((Lsn) hi << 32) | lo;
+	return 0;
+}
+
+uint64_t
+repl_get64(const char *p)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | (unsigned char) p[i];
+	return v;
+}
+
+static void
+put64(char *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--)
+	{
+		p[i] = (char) (v & 0xff);
+		v >>= 8;
+	}
+}
+
+void
+repl_hint(const char *slot, char *err, size_t errsize)
+{
+	const char *hint = NULL;
+	char		buf[512];
+	size_t		n = strlen(err);
+
+	if (strstr(err, "wal_level"))
+		hint = "Set wal_level = logical in postgresql.conf and restart the server.";
+	else if (strstr(err, "already exists"))
+	{
+		snprintf(buf, sizeof(buf),
+				 "Resume it by leaving out --create-slot, or drop it with "
+				 "SELECT pg_drop_replication_slot('%s').", slot);
+		hint = buf;
+	}
+	else if (strstr(err, "does not exist") && strstr(err, "replication slot"))
+		hint = "Create it with --create-slot.";
+	else if (strstr(err, "is active for PID"))
+		hint = "Another client is streaming from this slot: stop it, or use another slot.";
+	else if (strstr(err, "may not be used as an output plugin"))
+		hint = "Add bson_out to output_plugin_libraries and reload the server's configuration.";
+	else if (strstr(err, "could not access file") || strstr(err, "No such file"))
+		hint = "Install the bson_out extension on the server (make install); the plugin is its library.";
+	else if (strstr(err, "replication permission") || strstr(err, "WAL sender") ||
+			 strstr(err, "replication role") || strstr(err, "REPLICATION attribute"))
+	{
+		char	   *generic = strstr(err, "\nhint: check the connection options");
+
+		/* the connection worked: db.c's hint about its options would mislead */
+		if (generic)
+			*generic = '\0';
+		n = strlen(err);
+		hint = "Connect as a role with the REPLICATION attribute (ALTER ROLE name REPLICATION).";
+	}
+	if (hint && n + 8 < errsize && strstr(err, "\nhint: ") == NULL)
+		snprintf(err + n, errsize - n, "\nhint: %s", hint);
+}
+
+int
+repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize,
+				 Lsn *start, char *err, size_t errsize)
+{
+	char		sql[512];
+	char	   *ident = PQescapeIdentifier(conn, slot, strlen(slot));
+	PGresult   *res;
+
+	if (ident == NULL)
+	{
+		db_error(conn, NULL, "could not create the replication slot", err, errsize);
+		return -1;
+	}
+	/* 15 takes options in parentheses; before, the bare keyword */
+	if (PQserverVersion(conn) >= 150000)
+		snprintf(sql, sizeof(sql),
+				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out (SNAPSHOT 'export')", ident);
+	else
+		snprintf(sql, sizeof(sql),
+				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out EXPORT_SNAPSHOT", ident);
+	PQfreemem(ident);
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) < 3)
+	{
+		snprintf(sql, sizeof(sql), "could not create replication slot \"%s\"", slot);
+		db_error(conn, res, sql, err, errsize);
+		repl_hint(slot, err, errsize);
+		PQclear(res);
+		return -1;
+	}
+	if (lsn_parse(PQgetvalue(res, 0, 1), start) != 0)
+	{
+		snprintf(err, errsize, "unexpected consistent point \"%s\"", PQgetvalue(res, 0, 1));
+		PQclear(res);
+		return -1;
+	}
+	snprintf(snapshot, snapsize, "%s", PQgetvalue(res, 0, 2));
+	PQclear(res);
+	return 0;
+}
+
+int
+repl_start(PGconn *conn, const char *slot, Lsn start,
+		   const char *const *include, int ninclude, char *err, size_t errsize)
+{
+	size_t		size = 256 + strlen(slot) * 2;
+	char	   *sql;
+	char	   *ident = PQescapeIdentifier(conn, slot, strlen(slot));
+	size_t		n;
+	PGresult   *res;
+
+	for (int i = 0; i < ninclude; i++)
+		size += strlen(include[i]) * 2 + 32;
+	sql = malloc(size);
+	if (sql == NULL || ident == NULL)
+	{
+		free(sql);
+		PQfreemem(ident);
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	n = snprintf(sql, size, "START_REPLICATION SLOT %s LOGICAL " LSN_FORMAT,
+				 ident, LSN_ARGS(start));
+	PQfreemem(ident);
+	for (int i = 0; i < ninclude; i++)
+	{
+		char	   *lit = PQescapeLiteral(conn, include[i], strlen(include[i]));
+
+		if (lit == NULL)
+			continue;
+		n += snprintf(sql + n, size - n, "%s\"include-tables\" %s",
+					  i == 0 ? " (" : ", ", lit);
+		PQfreemem(lit);
+	}
+	if (ninclude > 0)
+		snprintf(sql + n, size - n, ")");
+	res = PQexec(conn, sql);
+	free(sql);
+	if (PQresultStatus(res) != PGRES_COPY_BOTH)
+	{
+		char		what[256];
+
+		snprintf(what, sizeof(what), "could not start streaming from slot \"%s\"", slot);
+		db_error(conn, res, what, err, errsize);
+		repl_hint(slot, err, errsize);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 0;
+}
+
+int
+repl_send_status(PGconn *conn, Lsn flush, int reply_requested)
+{
+	char		msg[1 + 8 + 8 + 8 + 8 + 1];
+	struct timeval tv;
+	int64_t		now;
+
+	gettimeofday(&tv, NULL);
+	now = (int64_t) tv.tv_sec * 1000000 + tv.tv_usec - PG_EPOCH_OFFSET_US;
+	msg[0] = 'r';
+	put64(msg + 1, flush);
+	put64(msg + 9, flush);
+	put64(msg + 17, flush);
+	put64(msg + 25, (uint64_t) now);
+	msg[33] = (char) reply_requested;
+	if (PQputCopyData(conn, msg, sizeof(msg)) <= 0 || PQflush(conn) != 0)
+		return -1;
+	return 0;
+}

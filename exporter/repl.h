@@ -1,0 +1,49 @@
+/*
+ * repl.h
+ *		The logical replication protocol, as pg_bsonstream speaks it.
+ *
+ * Everything that depends on the server's version is here: the syntax of
+ * CREATE_REPLICATION_SLOT, and the hints that turn the server's errors into
+ * something a user can act on.
+ */
+#ifndef REPL_H
+#define REPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+typedef uint64_t Lsn;
+
+#define LSN_FORMAT "%X/%08X"
+#define LSN_ARGS(l) (unsigned) ((l) >> 32), (unsigned) (l)
+
+extern int	lsn_parse(const char *s, Lsn *lsn);
+
+/*
+ * Create a logical slot with the bson_out plugin that exports a snapshot;
+ * its name (valid until the next command on conn) into snapshot, the
+ * slot's consistent point into start.
+ */
+extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
+							 size_t snapsize, Lsn *start, char *err, size_t errsize);
+
+/*
+ * START_REPLICATION from 'start' (0: the slot's confirmed position) with the
+ * plugin's options; the connection is then in COPY BOTH mode.
+ */
+extern int	repl_start(PGconn *conn, const char *slot, Lsn start,
+					   const char *const *include, int ninclude,
+					   char *err, size_t errsize);
+
+/* Standby status update: written = flushed = applied = 'flush'. */
+extern int	repl_send_status(PGconn *conn, Lsn flush, int reply_requested);
+
+/* Add our hint for a known server error (message already in err). */
+extern void repl_hint(const char *slot, char *err, size_t errsize);
+
+/* Big-endian integers of the protocol's messages. */
+extern uint64_t repl_get64(const char *p);
+
+#endif							/* REPL_H */

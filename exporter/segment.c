@@ -1,0 +1,245 @@
+/*
+ * segment.c
+ *		pg_bsonstream's change segments.
+ */
+#include "segment.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "signals.h"
+
+int
+segment_init(Segments *s, const char *dir, int sync, uint64_t max_bytes, double max_secs)
+{
+	memset(s, 0, sizeof(*s));
+	s->out.fd = -1;
+	s->sync = sync;
+	s->max_bytes = max_bytes;
+	s->max_secs = max_secs;
+	if (dir == NULL)
+	{
+		/* one output for the whole run, flushed as the stream goes */
+		if (out_open(&s->out, "-", 1, 0) != 0)
+		{
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+			return -1;
+		}
+		return 0;
+	}
+	s->dir = strdup(dir);
+	if (s->dir == NULL)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The event's resume token, _id._data, which the plugin writes first:
+ * {_id: {_data: "<32 hex digits>"}}.  Anything else (not an event of the
+ * plugin) is named by its LSN, with a zero position.
+ */
+static void
+event_token(const char *doc, size_t len, Lsn lsn, char *token)
+{
+	static const char head[] = "\x03_id\0";
+	static const char data[] = "\x02_data\0";
+
+	if (len >= 4 + 5 + 4 + 7 + 4 + 33 &&
+		memcmp(doc + 4, head, 5) == 0 &&
+		memcmp(doc + 13, data, 7) == 0 &&
+		(unsigned char) doc[20] == 33 && doc[21] == 0 && doc[22] == 0 && doc[23] == 0 &&
+		strspn(doc + 24, "0123456789ABCDEF") == 32)
+	{
+		memcpy(token, doc + 24, 32);
+		token[32] = '\0';
+		return;
+	}
+	snprintf(token, 33, "%08X%08X%016X", LSN_ARGS(lsn), 0);
+}
+
+static int
+segment_open(Segments *s, const char *token)
+{
+	char		path[4200];
+
+	/* the final name needs the last event: a placeholder until the rename */
+	snprintf(path, sizeof(path), "%s/%s-open.bson", s->dir, token);
+	if (out_open(&s->out, path, 0, s->sync) != 0)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+		out_free(&s->out);
+		return -1;
+	}
+	/* a signal closes the segment rather than removing it */
+	if (s->out.slot >= 0)
+	{
+		signals_unregister_file(s->out.slot);
+		s->out.slot = -1;
+	}
+	s->open = 1;
+	memcpy(s->first, token, 33);
+	s->confirm = 0;
+	s->opened_at = now_seconds();
+	s->seg_bytes = 0;
+	return 0;
+}
+
+int
+segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
+{
+	char		token[33];
+
+	event_token(doc, len, lsn, token);
+	if (!s->open)
+	{
+		if (s->dir == NULL)
+		{
+			s->open = 1;
+			memcpy(s->first, token, 33);
+			s->confirm = 0;
+			s->opened_at = now_seconds();
+			s->seg_bytes = 0;
+		}
+		else if (segment_open(s, token) != 0)
+			return -1;
+	}
+	if (out_write(&s->out, doc, len) != 0)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+		segment_abort(s);
+		return -1;
+	}
+	memcpy(s->last, token, 33);
+	if (lsn > s->confirm)
+		s->confirm = lsn;
+	s->seg_bytes += len;
+	s->events++;
+	s->bytes += len;
+	return 0;
+}
+
+int
+segment_due(const Segments *s, double now)
+{
+	if (!s->open)
+		return 0;
+	return s->seg_bytes >= s->max_bytes || now - s->opened_at >= s->max_secs;
+}
+
+double
+segment_wait(const Segments *s, double now)
+{
+	if (!s->open)
+		return 1e9;
+	return s->opened_at + s->max_secs - now;
+}
+
+int
+segment_close(Segments *s, Lsn *confirm)
+{
+	char		path[4200];
+
+	if (!s->open)
+		return 0;
+	if (s->dir == NULL)
+	{
+		if (out_flush(&s->out, 0) != 0)
+		{
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+			return -1;
+		}
+		s->open = 0;
+		*confirm = s->confirm;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "%s/%s-%s.bson", s->dir, s->first, s->last);
+	if (out_flush(&s->out, s->sync) != 0)
+		goto fail;
+	free(s->out.final_path);
+	s->out.final_path = strdup(path);
+	if (s->out.final_path == NULL)
+	{
+		snprintf(s->out.errmsg, sizeof(s->out.errmsg), "out of memory");
+		goto fail;
+	}
+
+	/*
+	 * The same name again is the same events again (a restart before their
+	 * confirmation reached the server): replacing it loses nothing.
+	 */
+	if (out_commit(&s->out, 1, s->sync) != 0)
+		goto fail;
+	out_free(&s->out);
+	s->out.fd = -1;
+	s->open = 0;
+	s->segments++;
+	*confirm = s->confirm;
+	return 0;
+
+fail:
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+	segment_abort(s);
+	return -1;
+}
+
+void
+segment_abort(Segments *s)
+{
+	if (!s->open || s->dir == NULL)
+		return;
+	out_abort(&s->out);
+	out_free(&s->out);
+	s->out.fd = -1;
+	s->open = 0;
+}
+
+void
+segment_finish(Segments *s)
+{
+	segment_abort(s);
+	if (s->dir == NULL)
+	{
+		out_flush(&s->out, 0);
+		out_free(&s->out);
+	}
+	free(s->dir);
+	s->dir = NULL;
+}
+
+int
+segment_remove_stale(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *e;
+	int			removed = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+	{
+		const char *t;
+		long		pid;
+		char		path[4200];
+
+		/* output.c's temporary names: .NAME.tmp.PID */
+		if (e->d_name[0] != '.' || (t = strstr(e->d_name, ".tmp.")) == NULL)
+			continue;
+		pid = strtol(t + 5, NULL, 10);
+		if (pid <= 0 || (pid != getpid() && kill((pid_t) pid, 0) == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}

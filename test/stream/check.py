@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+"""Checks of pg_bsonstream, run by test/stream/run.sh on its throwaway cluster.
+
+A first copy and the change stream of a concurrent random workload, replayed
+onto a model (a dictionary per ns keyed by documentKey, the events in resume
+token order, duplicate tokens dropped), must equal the tables exactly: the
+documents compared byte for byte with row_to_bson of the rows, _id first.
+Then the same through SIGKILLs of the client at random moments, a server
+restart and a terminated walsender.  Then every error message, and that no
+temporary file is ever left.
+
+The last line is "stream: N passed, M failed".
+"""
+import glob
+import io
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import bson
+import psycopg2
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+BIN = os.environ["PG_BSONSTREAM"]
+READ_LIBBSON = os.environ["READ_LIBBSON"]
+WORK = os.environ["WORK"]
+PG_BINDIR = os.environ["PG_BINDIR"]
+CLUSTER_DIR = os.environ["CLUSTER_DIR"]
+RUNAS = os.environ.get("RUNAS", "").split()
+DB = "xstream"
+RAW = CodecOptions(document_class=RawBSONDocument)
+
+passed = 0
+failed = 0
+
+
+def ok(name):
+    global passed
+    passed += 1
+    print("ok   " + name, flush=True)
+
+
+def fail(name, detail=""):
+    global failed
+    failed += 1
+    print("FAIL " + name, flush=True)
+    if detail:
+        for line in str(detail).splitlines()[:30]:
+            print("     | " + line, flush=True)
+
+
+def check(cond, name, detail=""):
+    if cond:
+        ok(name)
+    else:
+        fail(name, detail)
+
+
+def connect(db=DB):
+    conn = psycopg2.connect(dbname=db)
+    conn.autocommit = True
+    return conn
+
+
+def sql(query, args=None, db=DB):
+    conn = connect(db)
+    try:
+        cur = conn.cursor()
+        cur.execute(query, args)
+        return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
+TABLES = {
+    # ns coll: (create, the document query giving fullDocument, _id first)
+    "t1": ("CREATE TABLE t1 (id int PRIMARY KEY, v text, n numeric, j jsonb)",
+           "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.v, t.n, t.j FROM t1 t) s"),
+    "t2": ("CREATE TABLE t2 (a int, b text, c int, PRIMARY KEY (b, a))",
+           "SELECT row_to_bson(s) FROM (SELECT (SELECT k FROM (SELECT t.b, t.a) k) AS _id, "
+           "t.a, t.b, t.c FROM t2 t) s"),
+    # a column named _id in a keyed table: left out, as the events leave it out
+    "t4": ("CREATE TABLE t4 (id int PRIMARY KEY, _id text, z int)",
+           "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.z FROM t4 t) s"),
+    "s1.t3": ("CREATE TABLE s1.t3 (id bigint PRIMARY KEY, k int, note text, at timestamptz)",
+              "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.k, t.note, t.at FROM s1.t3 t) s"),
+}
+
+
+def setup():
+    sql("DROP DATABASE IF EXISTS " + DB, db="postgres")
+    sql("CREATE DATABASE " + DB, db="postgres")
+    sql("CREATE EXTENSION bson_out")
+    sql("CREATE SCHEMA s1")
+    for create, _ in TABLES.values():
+        sql(create)
+    sql("CREATE TABLE other (id int PRIMARY KEY)")   # not selected
+    sql("INSERT INTO t1 SELECT g, 'r' || g, g / 7.0, jsonb_build_object('g', g) FROM generate_series(1, 300) g")
+    sql("INSERT INTO t2 SELECT g, 'b' || (g % 5), g FROM generate_series(1, 300) g")
+    sql("INSERT INTO s1.t3 SELECT g, g, NULL, now() FROM generate_series(1, 300) g")
+    sql("INSERT INTO t4 SELECT g, 'hidden', g FROM generate_series(1, 50) g")
+
+
+class Workload:
+    """Random inserts, updates and deletes from concurrent sessions; they
+    survive a server restart (errors are retried: only the final tables count)."""
+
+    def __init__(self, workers=3, seed=1):
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self.run, args=(seed * 100 + i,)) for i in range(workers)]
+        self.txns = 0
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def one(self, cur, rnd):
+        table = rnd.choice(["t1", "t2", "t3"])
+        op = rnd.random()
+        k = rnd.randint(1, 600)
+        if table == "t1":
+            if op < 0.4:
+                cur.execute("INSERT INTO t1 VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET v = excluded.v",
+                            (k, "v%d" % rnd.randint(0, 10 ** 6), rnd.randint(0, 10 ** 9) / 1000,
+                             '{"a": [%d, "x"]}' % k))
+            elif op < 0.8:
+                cur.execute("UPDATE t1 SET v = %s, n = n + 1 WHERE id = %s", ("u%d" % rnd.randint(0, 999), k))
+            else:
+                cur.execute("DELETE FROM t1 WHERE id = %s", (k,))
+        elif table == "t2":
+            b = "b%d" % (k % 5)
+            if op < 0.4:
+                cur.execute("INSERT INTO t2 VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", (k, b, k))
+            elif op < 0.8:
+                cur.execute("UPDATE t2 SET c = c + 1 WHERE a = %s AND b = %s", (k, b))
+            elif op < 0.999:
+                cur.execute("DELETE FROM t2 WHERE a = %s AND b = %s", (k, b))
+            else:
+                cur.execute("TRUNCATE t2")
+        else:
+            if op < 0.4:
+                cur.execute("INSERT INTO s1.t3 VALUES (%s, %s, %s, now()) ON CONFLICT DO NOTHING",
+                            (k, k, None if rnd.random() < 0.3 else "n\u00e9%d" % k))
+            elif op < 0.8:
+                cur.execute("UPDATE s1.t3 SET k = k + 1, note = %s WHERE id = %s", ("é" * rnd.randint(0, 5), k))
+            else:
+                cur.execute("DELETE FROM s1.t3 WHERE id = %s", (k,))
+
+    def run(self, seed):
+        rnd = random.Random(seed)
+        conn = None
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = psycopg2.connect(dbname=DB)
+                    conn.set_session(isolation_level="READ COMMITTED")
+                cur = conn.cursor()
+                for _ in range(rnd.randint(1, 4)):
+                    self.one(cur, rnd)
+                if rnd.random() < 0.1:
+                    conn.rollback()
+                else:
+                    conn.commit()
+                    self.txns += 1
+                time.sleep(rnd.random() * 0.004)
+            except psycopg2.Error:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+                conn = None
+                time.sleep(0.1)
+        if conn is not None:
+            conn.close()
+
+
+def start_client(slot, out, *extra, create=False, stderr_path=None):
+    args = [BIN, "-d", DB, "--slot", slot, "-o", out, "--segment-time", "0.3",
+            "--segment-size", "20kB", "--status-interval", "1",
+            "--include-tables", "public.t*", "--include-tables", "s1.*"] + list(extra)
+    if create:
+        args += ["--create-slot", "--initial-copy", "--jobs", "2"]
+    err = open(stderr_path or os.path.join(WORK, slot + ".stderr"), "ab")
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def lsn_value(s):
+    hi, lo = s.split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def wait_caught_up(slot, timeout=40):
+    """Until the slot has confirmed every WAL position of the workload."""
+    target = lsn_value(sql("SELECT pg_current_wal_lsn()::text")[0][0])
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        if r and r[0][0] and lsn_value(r[0][0]) >= target:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def temp_files(out):
+    return [p for p in glob.glob(os.path.join(out, "*", ".*")) if ".tmp." in p]
+
+
+def replay(out):
+    """The model: the first copy, then the events in token order, duplicates dropped."""
+    model = {}
+    for path in glob.glob(os.path.join(out, "initial", "*.bson")):
+        ns = os.path.basename(path)[:-5].split(".", 1)[1]
+        docs = model.setdefault(ns, {})
+        with open(path, "rb") as f:
+            for d in bson.decode_file_iter(f, codec_options=RAW):
+                docs[bson.encode({"k": d["_id"]})] = d.raw
+    events = {}
+    nevents = 0
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            for e in bson.decode_file_iter(f, codec_options=RAW):
+                nevents += 1
+                events[e["_id"]["_data"]] = e
+    for token in sorted(events):
+        e = events[token]
+        ns = e["ns"]["coll"]
+        docs = model.setdefault(ns, {})
+        op = e["operationType"]
+        if op == "truncate":
+            docs.clear()
+            continue
+        key = bson.encode({"k": e["documentKey"]["_id"]})
+        if op in ("insert", "update"):
+            docs[key] = e["fullDocument"].raw
+        elif op == "delete":
+            docs.pop(key, None)
+    return model, nevents, len(events)
+
+
+def tables_now():
+    conn = connect()
+    cur = conn.cursor()
+    now = {}
+    for ns, (_, query) in TABLES.items():
+        cur.execute(query)
+        docs = {}
+        for (raw,) in cur.fetchall():
+            raw = bytes(raw)
+            d = bson.decode(raw, codec_options=RAW)
+            docs[bson.encode({"k": d["_id"]})] = raw
+        now[ns] = docs
+    conn.close()
+    return now
+
+
+def compare(name, out):
+    model, nevents, distinct = replay(out)
+    now = tables_now()
+    extra = set(model) - set(now)
+    bad = []
+    for ns in now:
+        m = model.get(ns, {})
+        missing = [k for k in now[ns] if k not in m]
+        differ = [k for k in now[ns] if k in m and m[k] != now[ns][k]]
+        surplus = [k for k in m if k not in now[ns]]
+        if missing or differ or surplus:
+            bad.append("%s: %d missing, %d different, %d surplus (of %d)"
+                       % (ns, len(missing), len(differ), len(surplus), len(now[ns])))
+    if extra:
+        bad.append("namespaces not selected: %s" % sorted(extra))
+    check(not bad and distinct > 0, "%s: initial copy + %d events (%d read) equal the tables (%s)"
+          % (name, distinct, nevents, ", ".join("%s %d" % (ns, len(now[ns])) for ns in sorted(now))),
+          "\n".join(bad))
+
+
+def read_back(name, out):
+    files = glob.glob(os.path.join(out, "*", "*.bson"))
+    bad = []
+    for path in files:
+        r = subprocess.run([READ_LIBBSON, path], capture_output=True, text=True)
+        if r.returncode != 0:
+            bad.append("%s: %s" % (path, r.stderr.strip()))
+    check(files and not bad, "%s: %d files read back by libbson" % (name, len(files)), "\n".join(bad))
+    bad = []
+    segments = sorted(glob.glob(os.path.join(out, "changes", "*.bson")))
+    for path in segments:
+        with open(path, "rb") as f:
+            tokens = [e["_id"]["_data"] for e in bson.decode_file_iter(f)]
+        if not tokens or os.path.basename(path) != "%s-%s.bson" % (tokens[0], tokens[-1]) or \
+                tokens != sorted(set(tokens)):
+            bad.append("%s: %s .. %s" % (path, tokens[:1], tokens[-1:]))
+    check(segments and not bad, "%s: %d segments named by their first and last resume tokens, in order"
+          % (name, len(segments)), "\n".join(bad[:10]))
+    check(not temp_files(out), "%s: no temporary file left" % name, "\n".join(temp_files(out)))
+
+
+def stop(proc, name, sig=signal.SIGINT):
+    proc.send_signal(sig)
+    try:
+        rc = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    check(rc == 0, "%s: exits 0 on %s" % (name, sig.name), "exit status %s" % rc)
+
+
+def wait_initial(out, proc, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        if glob.glob(os.path.join(out, "changes", "*.bson")):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def walsender_pid(slot):
+    r = sql("SELECT active_pid FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+    return r[0][0] if r else None
+
+
+def restart_server(wal_level="logical"):
+    opts = ("-c listen_addresses='' -c unix_socket_directories='%s' -p %s -c wal_level=%s "
+            "-c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off"
+            % (os.environ["PGHOST"], os.environ["PGPORT"], wal_level))
+    subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D", os.path.join(CLUSTER_DIR, "data"),
+                            "-l", os.path.join(CLUSTER_DIR, "server.log"), "-m", "fast", "-w",
+                            "-o", opts, "restart"], check=True, stdout=subprocess.DEVNULL)
+
+
+# ------------------------------------------------------------------ scenarios
+
+def plain_run():
+    out = os.path.join(WORK, "plain")
+    wl = Workload(seed=1)
+    wl.start()
+    time.sleep(0.5)
+    proc = start_client("plain", out, create=True)
+    time.sleep(2)
+    # a multi-row insert: its rows share one LSN, and span several segments
+    conn = connect()
+    conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
+        "".join("%d\tcopy %d\t%d\t{}\n" % (k, k, k) for k in range(400000, 402000))))
+    conn.close()
+    time.sleep(2)
+    wl.finish()
+    check(wait_caught_up("plain"), "plain: the slot confirms the whole workload")
+    stop(proc, "plain")
+    compare("plain", out)
+    read_back("plain", out)
+    err = open(os.path.join(WORK, "plain.stderr")).read()
+    check(re.search(r"initial copy: 4 tables, \d+ documents; \d+ events", err),
+          "plain: the one-line summary", err)
+    sql("SELECT pg_drop_replication_slot('plain')")
+
+
+def crash_run():
+    out = os.path.join(WORK, "crash")
+    rnd = random.Random(7)
+    wl = Workload(seed=2)
+    wl.start()
+    time.sleep(0.3)
+    proc = start_client("crash", out, create=True)
+    check(wait_initial(out, proc), "crash: the first copy is done and the stream runs")
+    kills = 0
+    for i in range(6):
+        time.sleep(rnd.uniform(0.2, 1.5))
+        proc.kill()
+        proc.wait()
+        kills += 1
+        if i == 2:
+            restart_server()
+            ok("crash: server restarted while the client was down")
+        proc = start_client("crash", out)
+        time.sleep(rnd.uniform(0.3, 1.0))
+    check(kills >= 5, "crash: the client killed with SIGKILL %d times and restarted" % kills)
+
+    # a server restart under a running client, then a cut connection
+    time.sleep(1)
+    restart_server()
+    time.sleep(2.5)
+    pid = None
+    deadline = time.time() + 20
+    while pid is None and time.time() < deadline:
+        pid = walsender_pid("crash")
+        time.sleep(0.2)
+    check(pid is not None, "crash: the client reconnected after the server's restart")
+    if pid:
+        sql("SELECT pg_terminate_backend(%s)", (pid,))
+    time.sleep(2)
+    wl.finish()
+    check(wait_caught_up("crash", 60), "crash: the slot confirms the whole workload")
+    stop(proc, "crash")
+    err = open(os.path.join(WORK, "crash.stderr")).read()
+    check(err.count("reconnecting in") >= 2 and "reconnected" in err,
+          "crash: lost connections said on standard error", err[-2000:])
+    compare("crash", out)
+    read_back("crash", out)
+    sql("SELECT pg_drop_replication_slot('crash')")
+
+
+def stdout_run():
+    sql("SELECT pg_create_logical_replication_slot('pipe', 'bson_out')")
+    sql("INSERT INTO t1 VALUES (100000, 'pipe', 1, '{}')")
+    path = os.path.join(WORK, "pipe.bson")
+    with open(path, "wb") as f:
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", "pipe", "-o", "-", "--status-interval", "0.5",
+                                 "--include-tables", "public.t1"], stdout=f, stderr=subprocess.PIPE)
+        ok_caught = wait_caught_up("pipe", 20)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+    with open(path, "rb") as f:
+        evs = list(bson.decode_file_iter(f))
+    check(ok_caught and proc.returncode == 0 and evs and evs[-1]["documentKey"]["_id"] == 100000,
+          "-o -: the events on standard output, confirmed, exit 0 on SIGTERM",
+          "exit %s, %d events" % (proc.returncode, len(evs)))
+    sql("DELETE FROM t1 WHERE id = 100000")
+    sql("SELECT pg_drop_replication_slot('pipe')")
+
+
+def run_on_tty(extra, rows):
+    """The client's standard error on a pseudo-terminal while rows are inserted."""
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "tty", "-o", os.path.join(WORK, "tty"),
+                             "--segment-time", "0.2"] + extra, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    for i in range(rows):
+        sql("INSERT INTO t1 VALUES (%s, 'tty', 1, '{}') ON CONFLICT DO NOTHING", (300000 + i,))
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(20)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(master)
+    return text.decode(errors="replace")
+
+
+def progress_line():
+    sql("SELECT pg_create_logical_replication_slot('tty', 'bson_out')")
+    text = run_on_tty([], 20)
+    check(re.search(r"\r\d+ events \(\d+/s\), .*, \d+ segments, server [0-9A-F]+/[0-9A-F]+, "
+                    r"lag \d+ bytes, [0-9.]+ s", text) and "20 events" in text,
+          "progress: events/s, bytes, segments, the server's position and the lag on a terminal",
+          repr(text[-600:]))
+    text = run_on_tty(["--quiet"], 5)
+    check(text == "", "--quiet: nothing on the terminal", repr(text[-600:]))
+    sql("DELETE FROM t1 WHERE id >= 300000")
+    sql("SELECT pg_drop_replication_slot('tty')")
+
+
+def run_error(name, args, pattern, status=1, env=None):
+    r = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=60, env=env)
+    check(r.returncode == status and re.search(pattern, r.stderr, re.S),
+          "error: %s" % name, "exit %s\n%s" % (r.returncode, r.stderr))
+    return r
+
+
+def errors():
+    out = os.path.join(WORK, "errors")
+    base = ["-d", DB, "-o", out]
+    run_error("slot does not exist", base + ["--slot", "nosuch"],
+              r'replication slot "nosuch" does not exist.*hint: Create it with --create-slot\.')
+    sql("SELECT pg_create_logical_replication_slot('taken', 'bson_out')")
+    run_error("slot exists", base + ["--slot", "taken", "--create-slot"],
+              r'could not create replication slot "taken":.*already exists.*'
+              r"hint: Resume it by leaving out --create-slot, or drop it with "
+              r"SELECT pg_drop_replication_slot\('taken'\)\.")
+    holder = start_client("taken", os.path.join(WORK, "taken"))
+    deadline = time.time() + 10
+    while walsender_pid("taken") is None and time.time() < deadline:
+        time.sleep(0.1)
+    run_error("slot in use", base + ["--slot", "taken"],
+              r'replication slot "taken" is active for PID \d+.*hint: Another client is streaming from this slot')
+    stop(holder, "slot holder", signal.SIGTERM)
+    sql("SELECT pg_drop_replication_slot('taken')")
+
+    sql("DROP ROLE IF EXISTS norepl")
+    sql("CREATE ROLE norepl LOGIN")
+    run_error("no replication permission", base + ["--slot", "x", "-U", "norepl"],
+              r"could not connect to the database: .*(replication|WAL sender).*"
+              r"hint: Connect as a role with the REPLICATION attribute")
+    run_error("--initial-copy without --create-slot", base + ["--slot", "x", "--initial-copy"],
+              r"--initial-copy needs --create-slot", status=2)
+
+    has_setting = True
+    try:
+        sql("SHOW output_plugin_libraries")
+    except psycopg2.Error:
+        has_setting = False
+    if has_setting:
+        sql("ALTER SYSTEM SET output_plugin_libraries = pgoutput, test_decoding")
+        sql("SELECT pg_reload_conf()")
+        time.sleep(0.3)
+        run_error("plugin not allowed", base + ["--slot", "np", "--create-slot"],
+                  r'library "bson_out" may not be used as an output plugin.*hint:.*output_plugin_libraries')
+        sql("ALTER SYSTEM SET output_plugin_libraries = pgoutput, test_decoding, bson_out")
+        sql("SELECT pg_reload_conf()")
+        time.sleep(0.3)
+    else:
+        print("skip plugin not allowed (no output_plugin_libraries setting)")
+
+    full_disk()
+    check(not temp_files(out), "errors: no temporary file left")
+
+
+def full_disk():
+    full = os.path.join(WORK, "full")
+    if not os.path.isdir(full):
+        print("skip full disk (cannot mount a tmpfs here)")
+        return
+    os.chmod(full, 0o777)
+    sql("SELECT pg_create_logical_replication_slot('full', 'bson_out')")
+    before = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    sql("INSERT INTO t1 SELECT g, repeat('x', 2000), g, '{}' FROM generate_series(200000, 201000) g")
+    run_error("full disk", ["-d", DB, "--slot", "full", "-o", full, "--segment-size", "64MB",
+                            "--include-tables", "public.t1"],
+              r"No space left on device.*nothing of the unfinished segment was confirmed")
+    left = [p for p in glob.glob(os.path.join(full, "*", "*")) + glob.glob(os.path.join(full, "*", ".*"))]
+    check(not left, "full disk: the partial segment removed", "\n".join(left))
+    conf = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'full'")[0][0]
+    check(lsn_value(conf) <= lsn_value(before), "full disk: nothing confirmed",
+          "confirmed %s, changes from %s" % (conf, before))
+    sql("SELECT pg_drop_replication_slot('full')")
+    sql("DELETE FROM t1 WHERE id >= 200000")
+
+
+def interrupted_copy():
+    """SIGINT during the first copy: the slot dropped again, no temporary file."""
+    sql("CREATE TABLE big (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO big SELECT g, repeat('v', 40) FROM generate_series(1, 600000) g")
+    out = os.path.join(WORK, "interrupted")
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "intr", "--create-slot", "--initial-copy",
+                             "--include-tables", "public.big", "-o", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while time.time() < deadline and not temp_files(out) and proc.poll() is None:
+        time.sleep(0.005)
+    caught = bool(temp_files(out))
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'intr'")
+    check(caught and proc.returncode == 1 and 'slot "intr" has been dropped again' in err and not slot
+          and not temp_files(out) and not glob.glob(os.path.join(out, "initial", "*")),
+          "SIGINT during the first copy: exit 1, the slot dropped again, no file left",
+          "caught %s, exit %s, slot %s, files %s\n%s" % (caught, proc.returncode, slot,
+                                                         os.listdir(os.path.join(out, "initial")), err))
+    sql("DROP TABLE big")
+
+
+def wal_level_replica():
+    # last: no logical slot may remain for the server to start with wal_level = replica
+    for (slot,) in sql("SELECT slot_name FROM pg_replication_slots"):
+        sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+    restart_server("replica")
+    run_error("wal_level not logical", ["-d", DB, "-o", os.path.join(WORK, "errors"), "--slot", "w",
+                                        "--create-slot"],
+              r'wal_level.*hint: Set wal_level = logical in postgresql.conf and restart the server\.')
+    restart_server()
+
+
+def main():
+    t0 = time.time()
+    setup()
+    plain_run()
+    crash_run()
+    stdout_run()
+    progress_line()
+    errors()
+    interrupted_copy()
+    wal_level_replica()
+    print("(%.0f s)" % (time.time() - t0))
+    print("stream: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
