@@ -348,3 +348,25 @@ db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize)
 	return db_command(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
 					  "could not start the export's transaction", err, errsize);
 }
+
+int
+db_conn_option(ConnOpts *o, int c, const char *arg)
+{
+	switch (c)
+	{
+		case 'd':
+			o->dbname = arg;
+			return 1;
+		case 'h':
+			o->host = arg;
+			return 1;
+		case 'p':
+			o->port = arg;
+			return 1;
+		case 'U':
+			o->user = arg;
+			return 1;
+		default:
+			return 0;
+	}
+}

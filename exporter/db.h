@@ -20,6 +20,12 @@ typedef struct ConnOpts
 } ConnOpts;
 
 /*
+ * The connection options both programs take: -d, -h, -p, -U.  Returns 1 if c
+ * was one of them (stored in o), 0 otherwise.
+ */
+extern int	db_conn_option(ConnOpts *o, int c, const char *arg);
+
+/*
  * Connect; on failure NULL with an actionable message in err.  TCP
  * keepalives default to on, 30 s idle, 10 s interval, 3 probes, unless the
  * user set them (conninfo string, URI or service file).

@@ -300,20 +300,10 @@ parse_options(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:t:c:o:fj:qvV?", longopts, NULL)) != -1)
 	{
+		if (db_conn_option(&opt.conn, c, optarg))
+			continue;
 		switch (c)
 		{
-			case 'd':
-				opt.conn.dbname = optarg;
-				break;
-			case 'h':
-				opt.conn.host = optarg;
-				break;
-			case 'p':
-				opt.conn.port = optarg;
-				break;
-			case 'U':
-				opt.conn.user = optarg;
-				break;
 			case 't':
 				opt.table = optarg;
 				break;

@@ -199,20 +199,10 @@ parse_options(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:", longopts, NULL)) != -1)
 	{
+		if (db_conn_option(&opt.conn, c, optarg))
+			continue;
 		switch (c)
 		{
-			case 'd':
-				opt.conn.dbname = optarg;
-				break;
-			case 'h':
-				opt.conn.host = optarg;
-				break;
-			case 'p':
-				opt.conn.port = optarg;
-				break;
-			case 'U':
-				opt.conn.user = optarg;
-				break;
 			case 'S':
 				opt.slot = optarg;
 				break;
