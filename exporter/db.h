@@ -25,6 +25,13 @@ typedef struct ConnOpts
  */
 extern int	db_conn_option(ConnOpts *o, int c, const char *arg);
 
+/* Their long forms, for a program's getopt_long table */
+#define DB_CONN_LONGOPTS \
+	{"dbname", required_argument, NULL, 'd'}, \
+	{"host", required_argument, NULL, 'h'}, \
+	{"port", required_argument, NULL, 'p'}, \
+	{"username", required_argument, NULL, 'U'}
+
 /*
  * Connect; on failure NULL with an actionable message in err.  TCP
  * keepalives default to on, 30 s idle, 10 s interval, 3 probes, unless the

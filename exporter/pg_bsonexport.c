@@ -258,10 +258,7 @@ static void
 parse_options(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"dbname", required_argument, NULL, 'd'},
-		{"host", required_argument, NULL, 'h'},
-		{"port", required_argument, NULL, 'p'},
-		{"username", required_argument, NULL, 'U'},
+		DB_CONN_LONGOPTS,
 		{"table", required_argument, NULL, 't'},
 		{"column", required_argument, NULL, 'c'},
 		{"query", required_argument, NULL, 1},

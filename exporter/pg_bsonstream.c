@@ -174,10 +174,7 @@ static void
 parse_options(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"dbname", required_argument, NULL, 'd'},
-		{"host", required_argument, NULL, 'h'},
-		{"port", required_argument, NULL, 'p'},
-		{"username", required_argument, NULL, 'U'},
+		DB_CONN_LONGOPTS,
 		{"slot", required_argument, NULL, 'S'},
 		{"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
