@@ -55,6 +55,7 @@ typedef struct Options
 	int			quiet;
 	int			no_sync;
 	int			jobs;
+	Lsn			endpos;			/* 0: stream until stopped */
 } Options;
 
 static Options opt = {
@@ -68,7 +69,7 @@ static Options opt = {
 /* What the stream loop ended with. */
 typedef enum
 {
-	STREAM_STOPPED,				/* a signal: closed and confirmed */
+	STREAM_STOPPED,				/* a signal or --endpos: closed and confirmed */
 	STREAM_LOST,				/* the connection: reconnect */
 	STREAM_FAILED				/* our side (disk): give up */
 } StreamEnd;
@@ -131,6 +132,8 @@ usage(void)
 		   "      --segment-size=SIZE    close a segment at this size (default 64MB)\n"
 		   "      --segment-time=SECS    close a segment at this age (default 10s)\n"
 		   "      --status-interval=SECS standby status updates (default 10s)\n"
+		   "  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
+		   "                             closed and confirmed, exit 0)\n"
 		   "      --no-reconnect         exit on a lost connection instead of reconnecting\n"
 		   "      --no-sync              do not fsync (tests only: not durable)\n"
 		   "  -q, --quiet                no progress line, no summary\n"
@@ -190,11 +193,12 @@ parse_options(int argc, char **argv)
 		{"no-sync", no_argument, NULL, 9},
 		{"help", no_argument, NULL, 10},
 		{"version", no_argument, NULL, 11},
+		{"endpos", required_argument, NULL, 'E'},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
 
-	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:E:", longopts, NULL)) != -1)
 	{
 		if (db_conn_option(&opt.conn, c, optarg))
 			continue;
@@ -218,6 +222,10 @@ parse_options(int argc, char **argv)
 						die_usage("--jobs takes a number from 1 to %d", MAX_COPY_JOBS);
 					opt.jobs = (int) v;
 				}
+				break;
+			case 'E':
+				if (lsn_parse(optarg, &opt.endpos) != 0 || opt.endpos == 0)
+					die_usage("invalid --endpos \"%s\" (an LSN such as 0/16B3748)", optarg);
 				break;
 			case 1:
 				opt.create_slot = 1;
@@ -361,6 +369,24 @@ wait_socket(PGconn *conn, double secs)
 	(void) select(sock + 1, &rfds, NULL, NULL, &tv);
 }
 
+/*
+ * The end of a run: the open segment closed, its end confirmed, or 'sent'
+ * if later (a keepalive's WAL position: everything before it was received).
+ */
+static StreamEnd
+stop_stream(PGconn *conn, State *st, Lsn sent, char *err, size_t errsize)
+{
+	if (close_segment(conn, st) != 0)
+	{
+		snprintf(err, errsize, "%s", st->seg.errmsg);
+		return STREAM_FAILED;
+	}
+	if (sent > st->confirmed)
+		st->confirmed = sent;
+	send_status(conn, st, 0);
+	return STREAM_STOPPED;
+}
+
 static StreamEnd
 stream(PGconn *conn, State *st, char *err, size_t errsize)
 {
@@ -371,15 +397,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		double		now;
 
 		if (interrupted)
-		{
-			if (close_segment(conn, st) != 0)
-			{
-				snprintf(err, errsize, "%s", st->seg.errmsg);
-				return STREAM_FAILED;
-			}
-			send_status(conn, st, 0);
-			return STREAM_STOPPED;
-		}
+			return stop_stream(conn, st, 0, err, errsize);
 		n = PQgetCopyData(conn, &buf, 1);
 		now = now_seconds();
 		if (n == 0)
@@ -426,6 +444,13 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 
 			if (end > st->server_end)
 				st->server_end = end;
+
+			/* as pg_recvlogical: a change at endpos is still written */
+			if (opt.endpos && lsn > opt.endpos)
+			{
+				PQfreemem(buf);
+				return stop_stream(conn, st, 0, err, errsize);
+			}
 			if (segment_write(&st->seg, buf + 25, (size_t) n - 25, lsn) != 0)
 			{
 				PQfreemem(buf);
@@ -445,6 +470,16 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 
 			if (end > st->server_end)
 				st->server_end = end;
+
+			/*
+			 * The server has decoded the WAL up to 'end' and sent every
+			 * transaction that commits before it.
+			 */
+			if (opt.endpos && end >= opt.endpos)
+			{
+				PQfreemem(buf);
+				return stop_stream(conn, st, end, err, errsize);
+			}
 
 			/*
 			 * Everything the server sent before its keepalive is in durable

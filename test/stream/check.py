@@ -428,6 +428,34 @@ def stdout_run():
     sql("SELECT pg_drop_replication_slot('pipe')")
 
 
+def endpos_run():
+    """--endpos: every change before it written, the last segment confirmed, exit 0."""
+    sql("SELECT pg_create_logical_replication_slot('upto', 'bson_out')")
+    start = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    sql("INSERT INTO t1 SELECT g, 'upto', g, '{}' FROM generate_series(200001, 200100) g")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    # a record at endpos itself is still streamed (as by pg_recvlogical):
+    # a change of a table not selected takes that place
+    sql("INSERT INTO other VALUES (200100)")
+    sql("INSERT INTO t1 VALUES (200101, 'after', 1, '{}')")
+    out = os.path.join(WORK, "upto")
+    r = subprocess.run([BIN, "-d", DB, "--slot", "upto", "-o", out, "--endpos", endpos, "-q",
+                        "--include-tables", "public.t1"], capture_output=True, text=True, timeout=60)
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    confirmed = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'upto'")[0][0]
+    check(r.returncode == 0 and ids == list(range(200001, 200101))
+          and lsn_value(confirmed) > lsn_value(start) and not temp_files(out),
+          "--endpos: the 100 changes before it in durable segments, not the one after, confirmed, exit 0",
+          "exit %s, ids %s..%s (%d), confirmed %s, start %s, endpos %s\n%s"
+          % (r.returncode, ids[:1], ids[-1:], len(ids), confirmed, start, endpos, r.stderr))
+    sql("DELETE FROM t1 WHERE id > 200000")
+    sql("DELETE FROM other WHERE id = 200100")
+    sql("SELECT pg_drop_replication_slot('upto')")
+
+
 def run_on_tty(extra, rows):
     """The client's standard error on a pseudo-terminal while rows are inserted."""
     import pty
@@ -518,6 +546,19 @@ def errors():
     else:
         print("skip plugin not allowed (no output_plugin_libraries setting)")
 
+    # the server looks the plugin up by name in dynamic_library_path: an empty
+    # directory there is a server without the extension installed
+    empty = os.path.join(WORK, "nolib")
+    os.makedirs(empty, exist_ok=True)
+    sql("ALTER SYSTEM SET dynamic_library_path = %s", (empty,))
+    sql("SELECT pg_reload_conf()")
+    time.sleep(0.3)
+    run_error("plugin not installed", base + ["--slot", "nolib", "--create-slot"],
+              r'could not access file "bson_out".*hint: Install the bson_out extension on the server')
+    sql("ALTER SYSTEM RESET dynamic_library_path")
+    sql("SELECT pg_reload_conf()")
+    time.sleep(0.3)
+
     full_disk()
     check(not temp_files(out), "errors: no temporary file left")
 
@@ -583,6 +624,7 @@ def main():
     plain_run()
     crash_run()
     stdout_run()
+    endpos_run()
     progress_line()
     errors()
     interrupted_copy()
