@@ -120,35 +120,8 @@ createdb bench
 "${PSQL[@]}" -c "CREATE EXTENSION bson_out"
 "$PYTHON" "$BENCH_DIR/gen_data.py" --dbname bench --tables typed >/dev/null
 
-# the source rows: typed repeated with new ids, made before any slot exists
-# so that only the workload below is decoded
-# make_workload TABLE ROWS: the tables and the statements of the workload
-make_workload() {
-	local t=$1 rows=$2
-	"${PSQL[@]}" -c "DROP TABLE IF EXISTS ${t}_src, $t" \
-		-c "CREATE TABLE ${t}_src AS
-			SELECT row_number() OVER (ORDER BY k, id)::int AS rid, n, amount, name, email, created,
-			       uid, active, age, score, meta, tags
-			FROM typed, generate_series(0, ($rows - 1) / 200000) k
-			ORDER BY k, id LIMIT $rows" \
-		-c "CREATE TABLE $t (LIKE typed INCLUDING ALL)" \
-		-c "VACUUM ANALYZE ${t}_src" -c "CHECKPOINT"
-}
-# run_workload TABLE ROWS: inserts, updates, deletes, BATCH rows a transaction
-run_workload() {
-	local t=$1 rows=$2 lo
-	{
-		for ((lo = 0; lo < rows; lo += BATCH)); do
-			echo "INSERT INTO $t SELECT rid, n, amount, name, email, created, uid, active, age, score, meta, tags FROM ${t}_src WHERE rid > $lo AND rid <= $((lo + BATCH));"
-		done
-		for ((lo = 0; lo < rows; lo += BATCH)); do
-			echo "UPDATE $t SET n = n + 1, score = score + 0.5 WHERE id > $lo AND id <= $((lo + BATCH));"
-		done
-		for ((lo = 0; lo < rows; lo += BATCH)); do
-			echo "DELETE FROM $t WHERE id > $lo AND id <= $((lo + BATCH));"
-		done
-	} | "${PSQL[@]}"
-}
+# shellcheck source=changes_workload.sh
+source "$BENCH_DIR/changes_workload.sh"
 create_slots() {
 	local prefix=$1 p
 	for p in "${PLUGINS[@]}"; do

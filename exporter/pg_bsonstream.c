@@ -308,22 +308,52 @@ send_status(PGconn *conn, State *st, int reply)
 		st->last_status = now_seconds();
 }
 
-/* Close the open segment and confirm its end. */
+/* Confirm the segments the closer thread has made durable. */
+static int
+take_durable(PGconn *conn, State *st)
+{
+	Lsn			confirm;
+	int			rc = segment_durable(&st->seg, &confirm);
+
+	if (rc < 0)
+		return -1;
+	if (rc > 0 && confirm > st->confirmed)
+	{
+		st->confirmed = confirm;
+		st->confirmed_at = now_seconds();
+		if (conn)
+			send_status(conn, st, 0);
+	}
+	return 0;
+}
+
+/* Close the open segment here, after the one closing, and confirm its end. */
 static int
 close_segment(PGconn *conn, State *st)
 {
-	Lsn			confirm;
+	Lsn			confirm = 0;
 
-	if (!st->seg.open)
-		return 0;
-	if (segment_close(&st->seg, &confirm) != 0)
+	if (segment_close(&st->seg, &confirm) != 0 || take_durable(NULL, st) != 0)
 		return -1;
 	if (confirm > st->confirmed)
+	{
 		st->confirmed = confirm;
-	st->confirmed_at = now_seconds();
+		st->confirmed_at = now_seconds();
+	}
 	if (conn)
 		send_status(conn, st, 0);
 	return 0;
+}
+
+/* A full or old segment: closed in the background, confirmed when durable. */
+static int
+rotate_segment(PGconn *conn, State *st)
+{
+	if (st->seg.dir == NULL)
+		return close_segment(conn, st);
+	if (segment_close_async(&st->seg) != 0)
+		return -1;
+	return take_durable(conn, st);
 }
 
 static void
@@ -405,13 +435,11 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			double		wait;
 
 			/* standard output: everything received so far is written */
-			if ((st->seg.dir == NULL && st->seg.open) || segment_due(&st->seg, now))
+			if (((st->seg.dir == NULL && st->seg.open) || segment_due(&st->seg, now)
+				 ? rotate_segment(conn, st) : take_durable(conn, st)) != 0)
 			{
-				if (close_segment(conn, st) != 0)
-				{
-					snprintf(err, errsize, "%s", st->seg.errmsg);
-					return STREAM_FAILED;
-				}
+				snprintf(err, errsize, "%s", st->seg.errmsg);
+				return STREAM_FAILED;
 			}
 			if (now - st->last_status >= opt.status_interval)
 				send_status(conn, st, 0);
@@ -457,7 +485,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				snprintf(err, errsize, "%s", st->seg.errmsg);
 				return STREAM_FAILED;
 			}
-			if (st->seg.seg_bytes >= opt.segment_size && close_segment(conn, st) != 0)
+			if (st->seg.seg_bytes >= opt.segment_size && rotate_segment(conn, st) != 0)
 			{
 				PQfreemem(buf);
 				snprintf(err, errsize, "%s", st->seg.errmsg);
@@ -487,7 +515,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			 * 'end' (other tables' changes, transactions still open are
 			 * decoded again from their start), so 'end' can be confirmed.
 			 */
-			if (!st->seg.open && end > st->confirmed)
+			if (!st->seg.open && !segment_closing(&st->seg) && end > st->confirmed)
 			{
 				st->confirmed = end;
 				st->confirmed_at = now;

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +20,17 @@ int
 segment_init(Segments *s, const char *dir, int sync, uint64_t max_bytes, double max_secs)
 {
 	memset(s, 0, sizeof(*s));
-	s->out.fd = -1;
+	s->files[0].fd = s->files[1].fd = -1;
+	s->out = &s->files[0];
 	s->sync = sync;
 	s->max_bytes = max_bytes;
 	s->max_secs = max_secs;
 	if (dir == NULL)
 	{
 		/* one output for the whole run, flushed as the stream goes */
-		if (out_open(&s->out, "-", 1, 0) != 0)
+		if (out_open(s->out, "-", 1, 0) != 0)
 		{
-			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
 			return -1;
 		}
 		return 0;
@@ -73,17 +75,17 @@ segment_open(Segments *s, const char *token)
 
 	/* the final name needs the last event: a placeholder until the rename */
 	snprintf(path, sizeof(path), "%s/%s-open.bson", s->dir, token);
-	if (out_open(&s->out, path, 0, s->sync) != 0)
+	if (out_open(s->out, path, 0, s->sync) != 0)
 	{
-		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
-		out_free(&s->out);
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
+		out_free(s->out);
 		return -1;
 	}
 	/* a signal closes the segment rather than removing it */
-	if (s->out.slot >= 0)
+	if (s->out->slot >= 0)
 	{
-		signals_unregister_file(s->out.slot);
-		s->out.slot = -1;
+		signals_unregister_file(s->out->slot);
+		s->out->slot = -1;
 	}
 	s->open = 1;
 	memcpy(s->first, token, 33);
@@ -112,9 +114,9 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		else if (segment_open(s, token) != 0)
 			return -1;
 	}
-	if (out_write(&s->out, doc, len) != 0)
+	if (out_write(s->out, doc, len) != 0)
 	{
-		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
 		segment_abort(s);
 		return -1;
 	}
@@ -143,62 +145,250 @@ segment_wait(const Segments *s, double now)
 	return s->opened_at + s->max_secs - now;
 }
 
-int
-segment_close(Segments *s, Lsn *confirm)
+/*
+ * Make o durable under its final name, or remove it: 0, or -1 with the
+ * message in err.  Either way o is closed and freed.
+ */
+static int
+finish_file(OutFile *o, int sync, char *err, size_t errsize)
+{
+	/*
+	 * The same name again is the same events again (a restart before their
+	 * confirmation reached the server): replacing it loses nothing.
+	 */
+	if (out_flush(o, sync) != 0 || out_commit(o, 1, sync) != 0)
+	{
+		snprintf(err, errsize, "%s", o->errmsg);
+		out_abort(o);
+		out_free(o);
+		o->fd = -1;
+		return -1;
+	}
+	out_free(o);
+	o->fd = -1;
+	return 0;
+}
+
+/* The final name into the open file: its first and last events' tokens. */
+static int
+name_segment(Segments *s)
 {
 	char		path[4200];
 
+	snprintf(path, sizeof(path), "%s/%s-%s.bson", s->dir, s->first, s->last);
+	free(s->out->final_path);
+	s->out->final_path = strdup(path);
+	if (s->out->final_path == NULL)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+		segment_abort(s);
+		return -1;
+	}
+	return 0;
+}
+
+static void *
+closer_main(void *arg)
+{
+	Segments   *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;)
+	{
+		OutFile    *o;
+		Lsn			lsn;
+		char		err[sizeof(s->close_err)];
+		int			rc;
+
+		while (s->closing == NULL && !s->closer_stop)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (s->closing == NULL)
+			break;
+		o = s->closing;
+		lsn = s->closing_lsn;
+		pthread_mutex_unlock(&s->lock);
+		rc = finish_file(o, s->sync, err, sizeof(err));
+		pthread_mutex_lock(&s->lock);
+		if (rc == 0)
+			s->durable = lsn;
+		else if (!s->close_failed)
+		{
+			s->close_failed = 1;
+			memcpy(s->close_err, err, sizeof(err));
+		}
+		s->closing = NULL;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Wait until no segment is closing; whether one failed. */
+static int
+wait_idle(Segments *s)
+{
+	int			failed;
+
+	if (!s->closer_started)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	while (s->closing != NULL)
+		pthread_cond_wait(&s->cond, &s->lock);
+	failed = s->close_failed;
+	pthread_mutex_unlock(&s->lock);
+	return failed;
+}
+
+/* wait_idle, and -1 with errmsg set if a segment failed to close */
+static int
+wait_closer(Segments *s)
+{
+	if (!wait_idle(s))
+		return 0;
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->close_err);
+	return -1;
+}
+
+static int
+start_closer(Segments *s)
+{
+	sigset_t	all;
+	sigset_t	old;
+	int			rc;
+
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	/* signals are the main thread's: blocked from the thread's first instruction */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->closer, NULL, closer_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+	{
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->cond);
+		return -1;
+	}
+	s->closer_started = 1;
+	return 0;
+}
+
+int
+segment_close(Segments *s, Lsn *confirm)
+{
+	if (wait_closer(s) != 0)
+	{
+		segment_abort(s);
+		return -1;
+	}
 	if (!s->open)
 		return 0;
 	if (s->dir == NULL)
 	{
-		if (out_flush(&s->out, 0) != 0)
+		if (out_flush(s->out, 0) != 0)
 		{
-			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
 			return -1;
 		}
 		s->open = 0;
 		*confirm = s->confirm;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/%s-%s.bson", s->dir, s->first, s->last);
-	if (out_flush(&s->out, s->sync) != 0)
-		goto fail;
-	free(s->out.final_path);
-	s->out.final_path = strdup(path);
-	if (s->out.final_path == NULL)
-	{
-		snprintf(s->out.errmsg, sizeof(s->out.errmsg), "out of memory");
-		goto fail;
-	}
-
-	/*
-	 * The same name again is the same events again (a restart before their
-	 * confirmation reached the server): replacing it loses nothing.
-	 */
-	if (out_commit(&s->out, 1, s->sync) != 0)
-		goto fail;
-	out_free(&s->out);
-	s->out.fd = -1;
+	if (name_segment(s) != 0)
+		return -1;
 	s->open = 0;
+	if (finish_file(s->out, s->sync, s->errmsg, sizeof(s->errmsg)) != 0)
+		return -1;
 	s->segments++;
 	*confirm = s->confirm;
 	return 0;
+}
 
-fail:
-	snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out.errmsg);
-	segment_abort(s);
-	return -1;
+int
+segment_close_async(Segments *s)
+{
+	Lsn			confirm;
+
+	if (s->dir == NULL || !s->open)
+		return segment_close(s, &confirm) != 0 ? -1 : 0;
+	if (!s->closer_started && start_closer(s) != 0)
+	{
+		/* no thread: close here, as at a stop (segment_durable passes it on) */
+		if (segment_close(s, &confirm) != 0)
+			return -1;
+		s->durable = confirm;
+		return 0;
+	}
+	if (wait_closer(s) != 0)
+	{
+		segment_abort(s);
+		return -1;
+	}
+	if (name_segment(s) != 0)
+		return -1;
+	pthread_mutex_lock(&s->lock);
+	s->closing = s->out;
+	s->closing_lsn = s->confirm;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	s->out = s->out == &s->files[0] ? &s->files[1] : &s->files[0];
+	s->open = 0;
+	return 0;
+}
+
+int
+segment_durable(Segments *s, Lsn *confirm)
+{
+	int			rc = 0;
+
+	if (!s->closer_started)
+	{
+		/* segment_close_async closed it here, and counted it */
+		if (s->durable == 0)
+			return 0;
+		*confirm = s->durable;
+		s->durable = 0;
+		return 1;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->close_failed)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->close_err);
+		rc = -1;
+	}
+	else if (s->durable != 0)
+	{
+		*confirm = s->durable;
+		s->durable = 0;
+		s->segments++;
+		rc = 1;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int
+segment_closing(Segments *s)
+{
+	int			closing;
+
+	if (!s->closer_started)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	closing = s->closing != NULL;
+	pthread_mutex_unlock(&s->lock);
+	return closing;
 }
 
 void
 segment_abort(Segments *s)
 {
+	(void) wait_idle(s);
 	if (!s->open || s->dir == NULL)
 		return;
-	out_abort(&s->out);
-	out_free(&s->out);
-	s->out.fd = -1;
+	out_abort(s->out);
+	out_free(s->out);
+	s->out->fd = -1;
 	s->open = 0;
 }
 
@@ -206,10 +396,21 @@ void
 segment_finish(Segments *s)
 {
 	segment_abort(s);
+	if (s->closer_started)
+	{
+		pthread_mutex_lock(&s->lock);
+		s->closer_stop = 1;
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->closer, NULL);
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->cond);
+		s->closer_started = 0;
+	}
 	if (s->dir == NULL)
 	{
-		out_flush(&s->out, 0);
-		out_free(&s->out);
+		out_flush(s->out, 0);
+		out_free(s->out);
 	}
 	free(s->dir);
 	s->dir = NULL;

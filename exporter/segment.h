@@ -18,6 +18,14 @@
  * confirmed.  To standard output, a "segment" is what has been written
  * since the last flush: not durable.
  *
+ * Closing takes time (the file's last fsync, the rename, the directory's
+ * fsync) that the stream need not wait for: a full segment is handed to a
+ * closer thread while the next one is written, and its end is confirmed
+ * once the closer has made it durable (segment_durable).  One segment at a
+ * time is closing: the next waits for it, so memory stays two buffers.
+ * A stop closes the open segment in the calling thread (segment_close),
+ * after the one closing.
+ *
  * The temporary file is not registered for removal on a signal (output.c
  * does that for the exporter): a SIGINT or SIGTERM closes and keeps it.  What
  * a SIGKILL leaves is removed by the next run (segment_remove_stale).
@@ -25,6 +33,7 @@
 #ifndef SEGMENT_H
 #define SEGMENT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "output.h"
@@ -37,13 +46,26 @@ typedef struct Segments
 	uint64_t	max_bytes;
 	double		max_secs;
 
-	OutFile		out;
+	OutFile		files[2];
+	OutFile    *out;			/* the open segment's file: one of files[] */
 	int			open;
 	char		first[33];		/* resume token of the open segment's first event */
 	char		last[33];		/* ... and of its last */
 	Lsn			confirm;		/* the highest change LSN in it */
 	double		opened_at;
 	uint64_t	seg_bytes;
+
+	/* the closer thread and the segment it closes (under lock) */
+	int			closer_started;
+	pthread_t	closer;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	OutFile    *closing;		/* NULL when idle */
+	Lsn			closing_lsn;
+	int			closer_stop;
+	Lsn			durable;		/* made durable, not yet taken; 0 if none */
+	int			close_failed;	/* its message in close_err */
+	char		close_err[1100];
 
 	/* totals, for progress and the summary */
 	uint64_t	events;
@@ -66,14 +88,33 @@ extern int	segment_due(const Segments *s, double now);
 extern double segment_wait(const Segments *s, double now);
 
 /*
- * Make the open segment durable and give it its final name; the position
- * to confirm into *confirm: its highest change LSN (the server sends again
+ * Make the open segment durable and give it its final name, in this
+ * thread, after the segment closing in the background; the position to
+ * confirm into *confirm: its highest change LSN (the server sends again
  * every transaction that commits at or after it, so a transaction cut by
- * the segment's end comes again whole).  -1 with errmsg set: the segment has been removed.
+ * the segment's end comes again whole).  -1 with errmsg set: the segment
+ * has been removed.
  */
 extern int	segment_close(Segments *s, Lsn *confirm);
 
-/* Remove the open segment, if any. */
+/*
+ * Hand the open segment to the closer thread (to standard output: flush
+ * it, as segment_close).  Waits for the segment closing before, if any; -1
+ * with errmsg set if that one failed (the open segment is then removed).
+ */
+extern int	segment_close_async(Segments *s);
+
+/*
+ * The segment the closer finished, if any: 1 and the position to confirm,
+ * 0 if none finished since the last call, -1 with errmsg set if it failed
+ * (it has been removed).
+ */
+extern int	segment_durable(Segments *s, Lsn *confirm);
+
+/* Is a segment closing in the background? */
+extern int	segment_closing(Segments *s);
+
+/* Remove the open segment, if any (one closing is finished first). */
 extern void segment_abort(Segments *s);
 
 extern void segment_finish(Segments *s);
