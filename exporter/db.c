@@ -242,8 +242,9 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 	return conn;
 }
 
-PGconn *
-db_connect_like(PGconn *leader, char *err, size_t errsize)
+/* A connection like the leader's; to host:port when given, else to the leader's server. */
+static PGconn *
+connect_like(PGconn *leader, const char *host, const char *port, char *err, size_t errsize)
 {
 	PQconninfoOption *opts = PQconninfo(leader);
 	PQconninfoOption *o;
@@ -282,9 +283,9 @@ db_connect_like(PGconn *leader, char *err, size_t errsize)
 		vals[n++] = o->val;
 	}
 	keys[n] = "host";
-	vals[n++] = PQhost(leader);
+	vals[n++] = host ? host : PQhost(leader);
 	keys[n] = "port";
-	vals[n++] = PQport(leader);
+	vals[n++] = port ? port : PQport(leader);
 	keys[n] = "dbname";
 	vals[n++] = PQdb(leader);
 	keys[n] = NULL;
@@ -294,14 +295,96 @@ db_connect_like(PGconn *leader, char *err, size_t errsize)
 	PQconninfoFree(opts);
 	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
 	{
+		char		what[600];
+
 		err[0] = '\0';
-		append_trimmed(err, errsize, "could not open another connection for --jobs: ",
-					   conn ? PQerrorMessage(conn) : "out of memory");
-		append_trimmed(err, errsize, "\nhint: ", "the server may be at max_connections; try fewer --jobs");
+		if (host)
+		{
+			snprintf(what, sizeof(what), "could not connect to the node %s port %s: ", host, port);
+			append_trimmed(err, errsize, what, conn ? PQerrorMessage(conn) : "out of memory");
+			append_trimmed(err, errsize, "\nhint: ",
+						   "the address is the one the coordinator's pg_dist_node gives; if this client "
+						   "reaches the node by another one, give it with --worker-host NAME[:PORT]=HOST[:PORT]");
+		}
+		else
+		{
+			append_trimmed(err, errsize, "could not open another connection for --jobs: ",
+						   conn ? PQerrorMessage(conn) : "out of memory");
+			append_trimmed(err, errsize, "\nhint: ", "the server may be at max_connections; try fewer --jobs");
+		}
 		PQfinish(conn);
 		return NULL;
 	}
 	return conn;
+}
+
+PGconn *
+db_connect_like(PGconn *leader, char *err, size_t errsize)
+{
+	return connect_like(leader, NULL, NULL, err, errsize);
+}
+
+PGconn *
+db_connect_node(PGconn *leader, const char *host, const char *port, char *err, size_t errsize)
+{
+	return connect_like(leader, host, port, err, errsize);
+}
+
+/*
+ * Every setting that changes what a document says: how intervals, dates and
+ * times are written (row_to_bson's strings), float digits, and bson_out's
+ * own.
+ */
+static const char settings_query[] =
+	"SELECT name, pg_catalog.current_setting(name) FROM pg_catalog.pg_settings "
+	"WHERE name IN ('IntervalStyle', 'DateStyle', 'TimeZone', 'extra_float_digits') "
+	"   OR name LIKE 'bson\\_out.%' ORDER BY name";
+
+char *
+db_settings_sql(PGconn *leader, char *err, size_t errsize)
+{
+	PGresult   *res = PQexec(leader, settings_query);
+	size_t		size = 64;
+	char	   *sql;
+	int			i;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		db_error(leader, res, "could not read the session's settings", err, errsize);
+		PQclear(res);
+		return NULL;
+	}
+	for (i = 0; i < PQntuples(res); i++)
+		size += 2 * (strlen(PQgetvalue(res, i, 0)) + strlen(PQgetvalue(res, i, 1))) + 64;
+	sql = malloc(size);
+	if (sql == NULL)
+	{
+		PQclear(res);
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
+	strcpy(sql, "SELECT 0");
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		char	   *name = PQescapeLiteral(leader, PQgetvalue(res, i, 0), strlen(PQgetvalue(res, i, 0)));
+		char	   *value = PQescapeLiteral(leader, PQgetvalue(res, i, 1), strlen(PQgetvalue(res, i, 1)));
+
+		if (name == NULL || value == NULL)
+		{
+			PQfreemem(name);
+			PQfreemem(value);
+			free(sql);
+			PQclear(res);
+			snprintf(err, errsize, "out of memory");
+			return NULL;
+		}
+		snprintf(sql + strlen(sql), size - strlen(sql), ", pg_catalog.set_config(%s, %s, false)",
+				 name, value);
+		PQfreemem(name);
+		PQfreemem(value);
+	}
+	PQclear(res);
+	return sql;
 }
 
 int

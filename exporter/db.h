@@ -47,6 +47,22 @@ extern PGconn *db_connect(const ConnOpts *opts, char *err, size_t errsize);
 extern PGconn *db_connect_like(PGconn *leader, char *err, size_t errsize);
 
 /*
+ * The same, to a Citus node at host:port (the same database, user and
+ * options: only host and port differ).
+ */
+extern PGconn *db_connect_node(PGconn *leader, const char *host, const char *port,
+							   char *err, size_t errsize);
+
+/*
+ * The settings that change what the documents say (IntervalStyle,
+ * DateStyle, TimeZone, extra_float_digits, bson_out.*), as they are on
+ * 'leader' however they were set there (options, role or database
+ * defaults, SET): a statement that sets them on another connection, whose
+ * server's defaults may differ.  malloc'ed; NULL with err set.
+ */
+extern char *db_settings_sql(PGconn *leader, char *err, size_t errsize);
+
+/*
  * Prepare a connection for exporting: no statement, lock or idle timeouts
  * (an export may legitimately run for hours; pg_dump does the same), with
  * 'table_order' no parallel query (a table's rows in block order), and the

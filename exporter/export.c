@@ -32,7 +32,9 @@ job_fail(Job *job, uint64_t row, const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (job->njobs > 1)
+	if (job->shard)
+		snprintf(where, sizeof(where), "job %d (%s)", job->id, job->shard);
+	else if (job->njobs > 1)
 	{
 		long long	first = job->first_block < 0 ? 0 : (long long) job->first_block;
 
@@ -371,23 +373,38 @@ run_chunks(Job *job, FieldState *st)
 			return -1;
 		}
 
-		job->first_block = c == 0 ? -1 : c * plan->chunk_blocks;
-		job->end_block = c == plan->nchunks - 1 ? -1 : (c + 1) * plan->chunk_blocks;
-		sql = source_copy_sql(plan->src, job->first_block, job->end_block);
+		if (plan->tasks)
+		{
+			job->conn = job->node_conns[plan->tasks[c].node];
+			job->shard = plan->tasks[c].where;
+			if (plan->outs)
+				job->out = &plan->outs[c];
+			sql = strdup(plan->tasks[c].sql);
+		}
+		else
+		{
+			job->first_block = c == 0 ? -1 : c * plan->chunk_blocks;
+			job->end_block = c == plan->nchunks - 1 ? -1 : (c + 1) * plan->chunk_blocks;
+			sql = source_copy_sql(plan->src, job->first_block, job->end_block);
+		}
 		if (sql == NULL)
 		{
 			job_fail(job, 0, "out of memory");
 			return -1;
 		}
 		if (plan->verbose)
-			fprintf(stderr, "%spg_bsonexport: job %d: %s\n", plan->clear_line, job->id, sql);
+			fprintf(stderr, "%spg_bsonexport: job %d: %s%s%s\n", plan->clear_line, job->id,
+					job->shard ? job->shard : "", job->shard ? ": " : "", sql);
 		st->chunk = c;
-		st->direct = atomic_load(&plan->next) == c;
+		/* a file of its own needs no turn */
+		st->direct = plan->outs || atomic_load(&plan->next) == c;
 		st->hold.len = 0;
 		rc = run_copy(job, sql, st);
 		free(sql);
 		if (rc != 0)
 			return -1;
+		if (plan->outs)
+			continue;
 		if (!st->direct && (wait_turn(job, c) != 0 || take_turn(st) != 0))
 			return -1;
 		pass_turn(plan, c);

@@ -32,9 +32,22 @@
  * wait for their turn if that is not enough.  So every job works at once,
  * nothing is written twice, and memory stays bounded by N * hold_max.
  */
+/*
+ * A distributed table's shards as chunks: chunk k is the COPY 'sql', run on
+ * the job's connection to node 'node'; 'where' names it in messages.
+ */
+typedef struct ChunkTask
+{
+	char	   *sql;
+	char	   *where;
+	int			node;
+} ChunkTask;
+
 typedef struct ChunkPlan
 {
 	const Source *src;
+	const ChunkTask *tasks;		/* shards instead of block ranges, or NULL */
+	OutFile    *outs;			/* --split of shards: chunk k into outs[k], no turns */
 	int64_t		chunk_blocks;	/* blocks a chunk */
 	int			nchunks;		/* chunk 0 is open below, the last open above */
 	size_t		hold_max;		/* bytes a waiting job may hold */
@@ -52,6 +65,8 @@ typedef struct Job
 	int			id;				/* 1-based */
 	int			njobs;
 	PGconn	   *conn;
+	PGconn	  **node_conns;		/* with shards: its connection to each node, or NULL */
+	const char *shard;			/* with shards: the current one, for messages */
 	const char *sql;			/* the COPY statement; NULL with chunks */
 	ChunkPlan  *chunks;			/* --jobs into one file, else NULL */
 	OutFile    *out;

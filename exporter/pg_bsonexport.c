@@ -27,6 +27,7 @@
 #include <libpq-fe.h>
 
 #include "bson_check.h"
+#include "citus.h"
 #include "db.h"
 #include "export.h"
 #include "output.h"
@@ -37,6 +38,8 @@
 #define PROGNAME	"pg_bsonexport"
 #define VERSION		"1.0.0"
 #define MAX_JOBS	64
+#define MAX_CONNS	256			/* with a distributed table: a job's to each node */
+#define MAX_WORKER_HOSTS 64
 
 /*
  * --jobs N into one file (see ChunkPlan in export.h): about CHUNKS_PER_JOB
@@ -69,14 +72,18 @@ typedef struct Options
 	int			quiet;
 	int			verbose;
 	size_t		max_size;
+	int			via_coordinator;
+	char	   *worker_hosts[MAX_WORKER_HOSTS];
+	int			nworker_hosts;
 } Options;
 
 /* everything the cleanup must see */
 static Options opt;
-static PGconn *conns[MAX_JOBS];
-static PGcancel *cancels[MAX_JOBS];
-static int	cancel_slots[MAX_JOBS];
-static OutFile outs[MAX_JOBS];	/* final outputs: 1, or njobs with --split */
+static PGconn *conns[MAX_CONNS];	/* 0: the leader's */
+static PGcancel *cancels[MAX_CONNS];
+static int	cancel_slots[MAX_CONNS];
+static int	nconns = 1;
+static OutFile *outs;			/* final outputs: 1, or one a job (a shard) with --split */
 static int	nouts;
 static Progress progress;
 static char errbuf[4096];
@@ -92,8 +99,16 @@ typedef struct Export
 	int			njobs;
 	int64_t		nblocks;		/* the table's size (--jobs only) */
 	ChunkPlan	plan;			/* --jobs into one file; ready once planned */
+
+	/* a distributed table: its shards, read on their nodes (citus.h) */
+	int			distributed;
+	CitusTable	citus;
+	ChunkTask  *tasks;			/* one a shard */
+	char	   *settings;		/* what sets the leader's settings on a node */
+
 	Job			jobs[MAX_JOBS];
 	pthread_t	threads[MAX_JOBS];
+	int			conn_job[MAX_CONNS];	/* the job (0-based) a connection is for; -1: none */
 
 	/* the summary's totals: the jobs' final counts */
 	uint64_t	rows;
@@ -129,10 +144,12 @@ usage(FILE *f)
 			"      --no-sync           do not fsync FILE before renaming it (faster; as\n"
 			"                          pg_dump --no-sync: an OS crash may then lose it)\n"
 			"  -j, --jobs=N            with --table: N connections export disjoint block\n"
-			"                          ranges of the table in one snapshot (default 1)\n"
+			"                          ranges of the table in one snapshot (default 1); a\n"
+			"                          Citus table: N shards at a time (see below)\n"
 			"      --split             with --jobs: N files FILE.0001.bson ... FILE.000N.bson\n"
 			"                          (FILE's .bson suffix, if any, moved after the number)\n"
-			"                          instead of one file in table order\n"
+			"                          instead of one file in table order; a Citus table:\n"
+			"                          one file per shard\n"
 			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
 			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit; at\n"
 			"                          most 2147483647 (BSON's int32 length)\n"
@@ -147,6 +164,13 @@ usage(FILE *f)
 			"  -p, --port=PORT         server port\n"
 			"  -U, --username=USER     user name\n"
 			"\n"
+			"Citus (a distributed or reference table given to --table):\n"
+			"      --worker-host=NAME[:PORT]=HOST[:PORT]\n"
+			"                          connect to HOST (PORT) for the node the coordinator's\n"
+			"                          pg_dist_node calls NAME (PORT); repeatable\n"
+			"      --via-coordinator   one query through the coordinator instead, which\n"
+			"                          gathers every row and spills them to its disk\n"
+			"\n"
 			"  -V, --version           print the version and exit\n"
 			"  -?, --help              print this help and exit\n"
 			"\n"
@@ -156,7 +180,15 @@ usage(FILE *f)
 			"string, nested at most %d levels deep.  Otherwise the export stops, naming the\n"
 			"row (and the byte offset of an invalid element).  Exit status: 0 on success,\n"
 			"1 on an error, 2 on a usage error; killed by the signal after SIGINT, SIGTERM,\n"
-			"SIGHUP.\n",
+			"SIGHUP.\n"
+			"\n"
+			"A Citus table is read shard by shard, on the worker that holds each (the\n"
+			"connection options other than host and port, and the session's IntervalStyle,\n"
+			"DateStyle, TimeZone, extra_float_digits and bson_out.* settings, carry over),\n"
+			"in the order of the shards' hash ranges; a reference table once.  Each shard\n"
+			"is read in one snapshot of its own: Citus has no snapshot across nodes, so a\n"
+			"row changed during the export is exported as of its shard's snapshot.  Every\n"
+			"row is exported exactly once.\n",
 			PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
 }
 
@@ -192,7 +224,7 @@ cleanup_and_exit(int status)
 
 	for (i = 0; i < nouts; i++)
 		out_abort(&outs[i]);
-	for (i = 0; i < MAX_JOBS; i++)
+	for (i = 0; i < MAX_CONNS; i++)
 		if (conns[i])
 			PQfinish(conns[i]);
 	if (interrupted)
@@ -274,6 +306,8 @@ parse_options(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, '?'},
+		{"via-coordinator", no_argument, NULL, 7},
+		{"worker-host", required_argument, NULL, 8},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
@@ -337,6 +371,14 @@ parse_options(int argc, char **argv)
 				break;
 			case 6:
 				opt.no_validate = 1;
+				break;
+			case 7:
+				opt.via_coordinator = 1;
+				break;
+			case 8:
+				if (opt.nworker_hosts == MAX_WORKER_HOSTS)
+					die_usage("too many --worker-host (at most %d)", MAX_WORKER_HOSTS);
+				opt.worker_hosts[opt.nworker_hosts++] = optarg;
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -711,25 +753,193 @@ plan_jobs(Export *ex)
 		open_job_connection(i, &ex->src, snapshot);
 }
 
+/*
+ * A Citus table given to --table?  1: its shards are to be read where they
+ * are; 0: read it here (not a Citus table, or --via-coordinator).
+ */
+static int
+find_shards(Export *ex)
+{
+	int			rc = citus_lookup(conns[0], ex->src.oid, &ex->citus, errbuf, sizeof(errbuf));
+
+	if (rc < 0)
+		fail(errbuf);
+	check_interrupted();
+	if (rc == 0)
+		return 0;
+
+	/*
+	 * Rows the table had when it was distributed stay in the coordinator's
+	 * own copy until truncated: no query sees them, and they are not the
+	 * table's, but a reader of the blocks would find them.
+	 */
+	if (ex->citus.local_bytes > 0)
+	{
+		char		b[32];
+
+		fprintf(stderr, "%s: warning: the coordinator's own copy of %s still holds %s from "
+				"before the table was distributed; they are not the table's rows and are not "
+				"exported\n%s: hint: remove them with SELECT "
+				"truncate_local_data_after_distributing_table('%s')\n", PROGNAME, ex->src.table,
+				format_bytes((double) ex->citus.local_bytes, b, sizeof(b)), PROGNAME, ex->src.table);
+	}
+	if (!opt.via_coordinator)
+		return 1;
+	if (ex->njobs > 1)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--jobs cannot split %s through the coordinator: its "
+				 "rows are in shards on the workers, not in the coordinator's blocks\nhint: "
+				 "leave out --via-coordinator to export it shard by shard, N shards at a time",
+				 ex->src.table);
+		fail(errbuf);
+	}
+	if (!opt.quiet)
+		fprintf(stderr, "%s: --via-coordinator: one query through the coordinator, which "
+				"gathers every row of %s from the workers and spills them to its disk\n",
+				PROGNAME, ex->src.table);
+	citus_free(&ex->citus);
+	return 0;
+}
+
+/*
+ * Connection k, to a node, for job i: the leader's options, the leader's
+ * settings, and an export transaction of its own.
+ */
+static PGconn *
+open_node_connection(Export *ex, int i, const CitusNode *node)
+{
+	int			k = nconns;
+
+	if (k == MAX_CONNS)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--jobs %d on %d nodes needs more than %d connections\n"
+				 "hint: try fewer --jobs", ex->njobs, ex->citus.nnodes, MAX_CONNS - 1);
+		fail(errbuf);
+	}
+	conns[k] = db_connect_node(conns[0], node->host, node->conn_port, errbuf, sizeof(errbuf));
+	if (conns[k] == NULL)
+		fail(errbuf);
+	nconns++;
+	ex->conn_job[k] = i;
+	cancels[k] = PQgetCancel(conns[k]);
+	cancel_slots[k] = signals_register_cancel(cancels[k]);
+	check_interrupted();
+	if (db_command(conns[k], ex->settings, "could not set the session's settings on a node",
+				   errbuf, sizeof(errbuf)) != 0 ||
+		db_begin_export(conns[k], 1, errbuf, sizeof(errbuf)) != 0)
+	{
+		char		msg[sizeof(errbuf) + 300];
+
+		snprintf(msg, sizeof(msg), "node %s:%s: %s", node->host, node->conn_port, errbuf);
+		fail(msg);
+	}
+	verbose("job %d: connected to node %s:%s", i + 1, node->host, node->conn_port);
+	check_interrupted();
+	return conns[k];
+}
+
+/*
+ * A Citus table: a chunk (ChunkPlan) a shard, chunk k by job k mod N + 1,
+ * and each job's connections to the nodes of its shards.
+ */
+static void
+plan_shards(Export *ex)
+{
+	CitusTable *t = &ex->citus;
+	int			i;
+	int			c;
+
+	if (citus_map_nodes(t, opt.worker_hosts, opt.nworker_hosts, errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	ex->settings = db_settings_sql(conns[0], errbuf, sizeof(errbuf));
+	if (ex->settings == NULL)
+		fail(errbuf);
+	ex->tasks = calloc(t->nshards ? t->nshards : 1, sizeof(ChunkTask));
+	if (ex->tasks == NULL)
+		fail("out of memory");
+	for (c = 0; c < t->nshards; c++)
+	{
+		const CitusShard *sh = &t->shards[c];
+		const CitusNode *node = &t->nodes[sh->node];
+		size_t		n = strlen(sh->table) + strlen(node->host) + 64;
+
+		ex->tasks[c].sql = source_copy_sql_of(&ex->src, sh->table);
+		ex->tasks[c].where = malloc(n);
+		if (ex->tasks[c].sql == NULL || ex->tasks[c].where == NULL)
+			fail("out of memory");
+		snprintf(ex->tasks[c].where, n, "shard %d of %d, %s on %s:%s", c + 1, t->nshards,
+				 sh->table, node->host, node->conn_port);
+		ex->tasks[c].node = sh->node;
+	}
+	verbose("%s is a %s table: %d shard%s on %d node%s", ex->src.table,
+			t->reference ? "reference" : "distributed", t->nshards, t->nshards == 1 ? "" : "s",
+			t->nnodes, t->nnodes == 1 ? "" : "s");
+	if (opt.split && t->nshards == 0)
+		fail("--split: the table has no shards, so there is no file to write");
+
+	ex->njobs = opt.jobs < t->nshards ? opt.jobs : t->nshards;
+	ex->plan.src = &ex->src;
+	ex->plan.tasks = ex->tasks;
+	ex->plan.nchunks = t->nshards;
+	ex->plan.hold_max = HOLD_BUDGET / (size_t) (ex->njobs ? ex->njobs : 1);
+	if (ex->plan.hold_max < MIN_HOLD)
+		ex->plan.hold_max = MIN_HOLD;
+	ex->plan.verbose = opt.verbose;
+	ex->plan.clear_line = progress.enabled ? "\r\033[K" : "";
+	pthread_mutex_init(&ex->plan.lock, NULL);
+	cond_init_monotonic(&ex->plan.turn);
+	atomic_init(&ex->plan.next, 0);
+	ex->plan.ready = 1;
+
+	for (i = 0; i < ex->njobs; i++)
+	{
+		Job		   *j = &ex->jobs[i];
+
+		j->node_conns = calloc((size_t) t->nnodes, sizeof(PGconn *));
+		if (j->node_conns == NULL)
+			fail("out of memory");
+		for (c = i; c < t->nshards; c += ex->njobs)
+			if (j->node_conns[t->shards[c].node] == NULL)
+				j->node_conns[t->shards[c].node] =
+					open_node_connection(ex, i, &t->nodes[t->shards[c].node]);
+	}
+}
+
 /* Connect, check what is to be exported, and with --jobs plan the jobs. */
 static void
 connect_and_plan(Export *ex)
 {
+	int			k;
+
+	for (k = 0; k < MAX_CONNS; k++)
+		ex->conn_job[k] = k < MAX_JOBS ? k : -1;
 	ex->njobs = opt.jobs;
 	/* the leader connection, which is also job 1's */
 	open_connection(0);
 	open_source(&ex->src, ex->njobs);
+	if (opt.table && find_shards(ex))
+	{
+		/* the jobs' connections are to the nodes */
+		ex->distributed = 1;
+		ex->conn_job[0] = -1;
+		plan_shards(ex);
+		return;
+	}
 	estimate_rows(&ex->src);
 	if (ex->njobs > 1)
 		plan_jobs(ex);
+	nconns = ex->njobs;
 }
 
 /* The outputs: opened only now, so that a failed check leaves nothing. */
 static void
-open_outputs(int njobs)
+open_outputs(int nfiles)
 {
 	int			i;
 
+	outs = calloc(nfiles > 1 ? (size_t) nfiles : 1, sizeof(OutFile));
+	if (outs == NULL)
+		fail("out of memory");
 	if (!opt.split)
 	{
 		if (out_open(&outs[0], opt.output, opt.force, !opt.no_sync) != 0)
@@ -738,7 +948,7 @@ open_outputs(int njobs)
 		check_interrupted();
 		return;
 	}
-	for (i = 0; i < njobs; i++)
+	for (i = 0; i < nfiles; i++)
 	{
 		char	   *name = split_name(opt.output, i + 1);
 
@@ -767,7 +977,7 @@ set_up_jobs(Export *ex)
 
 		j->id = i + 1;
 		j->njobs = ex->njobs;
-		j->conn = conns[i];
+		j->conn = ex->distributed ? NULL : conns[i];
 		j->max_size = opt.max_size;
 		j->validate = !opt.no_validate;
 		j->out = opt.split ? &outs[i] : &outs[0];
@@ -777,6 +987,8 @@ set_up_jobs(Export *ex)
 		{
 			/* its statements, one a chunk, are the job's to make and print */
 			j->chunks = &ex->plan;
+			if (ex->distributed && opt.split)
+				ex->plan.outs = outs;
 			continue;
 		}
 		if (ex->njobs > 1)
@@ -812,11 +1024,11 @@ start_jobs(Export *ex)
 		{
 			signals_unblock();
 			atomic_store(&export_stop, 1);
+			for (int k = 0; k < nconns; k++)
+				if (ex->conn_job[k] >= 0 && ex->conn_job[k] < i && cancels[k])
+					PQcancel(cancels[k], errbuf, sizeof(errbuf));
 			for (int k = 0; k < i; k++)
-			{
-				PQcancel(cancels[k], errbuf, sizeof(errbuf));
 				pthread_join(ex->threads[k], NULL);
-			}
 			fail("could not start a thread for --jobs");
 		}
 	signals_unblock();
@@ -824,11 +1036,11 @@ start_jobs(Export *ex)
 
 /* Job i failed first: stop the others, and cancel their statements. */
 static void
-stop_other_jobs(int i, int njobs)
+stop_other_jobs(const Export *ex, int i)
 {
 	atomic_store(&export_stop, 1);
-	for (int k = 0; k < njobs; k++)
-		if (k != i && cancels[k])
+	for (int k = 0; k < nconns; k++)
+		if (ex->conn_job[k] >= 0 && ex->conn_job[k] != i && cancels[k])
 			PQcancel(cancels[k], errbuf, sizeof(errbuf));
 }
 
@@ -849,8 +1061,9 @@ repeat_cancels(Export *ex, double *cancel_at)
 		*cancel_at = t;
 	else if (t - *cancel_at >= 1.0)
 	{
-		for (i = 0; i < ex->njobs; i++)
-			if (!atomic_load(&ex->jobs[i].finished) && cancels[i])
+		for (i = 0; i < nconns; i++)
+			if (ex->conn_job[i] >= 0 && !atomic_load(&ex->jobs[ex->conn_job[i]].finished) &&
+				cancels[i])
 				PQcancel(cancels[i], errbuf, sizeof(errbuf));
 		*cancel_at = t;
 	}
@@ -885,7 +1098,7 @@ wait_for_jobs(Export *ex)
 					 !atomic_load(&export_stop))
 			{
 				first_failed = i;
-				stop_other_jobs(i, ex->njobs);
+				stop_other_jobs(ex, i);
 			}
 		}
 		if (running == 0)
@@ -914,11 +1127,15 @@ collect_totals(Export *ex)
 	int			i;
 
 	ex->rows = ex->bytes = ex->nulls = 0;
+	for (i = 0; i < nconns; i++)
+		if (cancels[i])
+		{
+			signals_unregister_cancel(cancel_slots[i]);
+			PQfreeCancel(cancels[i]);
+			cancels[i] = NULL;
+		}
 	for (i = 0; i < ex->njobs; i++)
 	{
-		signals_unregister_cancel(cancel_slots[i]);
-		PQfreeCancel(cancels[i]);
-		cancels[i] = NULL;
 		ex->rows += atomic_load(&ex->jobs[i].rows);
 		ex->bytes += atomic_load(&ex->jobs[i].bytes);
 		ex->nulls += atomic_load(&ex->jobs[i].nulls);
@@ -980,7 +1197,7 @@ close_connections(void)
 {
 	int			i;
 
-	for (i = 0; i < MAX_JOBS; i++)
+	for (i = 0; i < MAX_CONNS; i++)
 		if (conns[i])
 		{
 			PQfinish(conns[i]);
@@ -1033,9 +1250,21 @@ free_export(Export *ex)
 	int			i;
 
 	for (i = 0; i < ex->njobs; i++)
+	{
 		free((char *) ex->jobs[i].sql);
+		free(ex->jobs[i].node_conns);
+	}
+	for (i = 0; ex->tasks && i < ex->citus.nshards; i++)
+	{
+		free(ex->tasks[i].sql);
+		free(ex->tasks[i].where);
+	}
+	free(ex->tasks);
+	free(ex->settings);
+	citus_free(&ex->citus);
 	for (i = 0; i < nouts; i++)
 		out_free(&outs[i]);
+	free(outs);
 	if (ex->plan.ready)
 	{
 		pthread_mutex_destroy(&ex->plan.lock);
@@ -1056,7 +1285,7 @@ main(int argc, char **argv)
 	cond_init_monotonic(&done_cond);
 
 	connect_and_plan(&ex);
-	open_outputs(ex.njobs);
+	open_outputs(ex.distributed ? ex.citus.nshards : ex.njobs);
 	set_up_jobs(&ex);
 	run_export(&ex);
 	finish_export(&ex);

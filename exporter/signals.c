@@ -20,8 +20,8 @@
  * signals.h) keeps the order, on both sides.  The mutex only serializes
  * threads that register and unregister; the handler never takes it.
  */
-#define MAX_FILES	160
-#define MAX_CANCELS	80
+#define MAX_FILES	4096
+#define MAX_CANCELS	512
 
 typedef struct FileSlot
 {

@@ -778,6 +778,17 @@ source_copy_sql(const Source *src, int64_t from, int64_t to)
 	return sql;
 }
 
+char *
+source_copy_sql_of(const Source *src, const char *table)
+{
+	size_t		n = strlen(src->expr) + strlen(table) + 64;
+	char	   *sql = malloc(n);
+
+	if (sql)
+		snprintf(sql, n, "COPY (SELECT %s FROM %s t) TO STDOUT (FORMAT binary)", src->expr, table);
+	return sql;
+}
+
 void
 source_free(Source *src)
 {

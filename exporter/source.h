@@ -88,6 +88,12 @@ extern int64_t source_blocks(PGconn *conn, const Source *src, char *err, size_t 
  */
 extern char *source_copy_sql(const Source *src, int64_t from, int64_t to);
 
+/*
+ * The COPY statement of table mode over another table of the same columns
+ * (a Citus shard; 'table' quoted and qualified).  malloc'ed.
+ */
+extern char *source_copy_sql_of(const Source *src, const char *table);
+
 extern void source_free(Source *src);
 
 #endif							/* SOURCE_H */

@@ -1,0 +1,231 @@
+/*
+ * citus.c
+ *		Where a Citus table's shards are (see citus.h).
+ */
+#include "citus.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+/* A query of the catalogs; NULL with err set. */
+static PGresult *
+query(PGconn *conn, const char *sql, const char *oid, char *err, size_t errsize)
+{
+	const char *params[1] = {oid};
+	PGresult   *res = PQexecParams(conn, sql, oid ? 1 : 0, NULL, oid ? params : NULL,
+								   NULL, NULL, 0);
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		db_error(conn, res, "could not read Citus's catalogs", err, errsize);
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+static int
+node_index(CitusTable *t, const char *name, const char *port)
+{
+	int			i;
+
+	for (i = 0; i < t->nnodes; i++)
+		if (strcmp(t->nodes[i].name, name) == 0 && strcmp(t->nodes[i].port, port) == 0)
+			return i;
+	t->nodes[t->nnodes].name = strdup(name);
+	t->nodes[t->nnodes].port = strdup(port);
+	t->nodes[t->nnodes].host = t->nodes[t->nnodes].name;
+	t->nodes[t->nnodes].conn_port = t->nodes[t->nnodes].port;
+	if (t->nodes[t->nnodes].name == NULL || t->nodes[t->nnodes].port == NULL)
+		return -1;
+	return t->nnodes++;
+}
+
+int
+citus_lookup(PGconn *conn, const char *oid, CitusTable *t, char *err, size_t errsize)
+{
+	PGresult   *res;
+	int			i;
+
+	memset(t, 0, sizeof(*t));
+	res = query(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'",
+				NULL, err, errsize);
+	if (res == NULL)
+		return -1;
+	i = PQntuples(res);
+	PQclear(res);
+	if (i == 0)
+		return 0;
+
+	/*
+	 * Every table Citus knows has its rows in shards: hash-distributed
+	 * ('h'), reference tables and the coordinator's Citus local tables
+	 * ('n'), and the older range and append methods.
+	 */
+	res = query(conn,
+				"SELECT p.repmodel = 't', pg_catalog.pg_relation_size(p.logicalrelid) "
+				"FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid = $1::oid",
+				oid, err, errsize);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 0)
+	{
+		PQclear(res);
+		return 0;
+	}
+	t->reference = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	t->local_bytes = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	PQclear(res);
+
+	/*
+	 * One active placement per shard, on a primary: a worker's rather than
+	 * the coordinator's (group 0) where there is a choice, as for a
+	 * reference table.  shard_name() knows how Citus shortens long names;
+	 * it leaves public's unqualified, and a worker's search_path must not
+	 * decide which table is read.
+	 */
+	res = query(conn,
+				"SELECT s.shardid, "
+				"       CASE WHEN n.nspname = 'public' THEN 'public.' ELSE '' END "
+				"       || pg_catalog.shard_name(s.logicalrelid, s.shardid), "
+				"       pl.nodename, pl.nodeport "
+				"FROM pg_catalog.pg_dist_shard s "
+				"JOIN pg_catalog.pg_class c ON c.oid = s.logicalrelid "
+				"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+				"LEFT JOIN LATERAL ("
+				"    SELECT d.nodename, d.nodeport::text FROM pg_catalog.pg_dist_placement p "
+				"    JOIN pg_catalog.pg_dist_node d ON d.groupid = p.groupid "
+				"    WHERE p.shardid = s.shardid AND p.shardstate = 1 "
+				"      AND d.isactive AND d.noderole = 'primary' "
+				"    ORDER BY d.groupid = 0, d.nodeid LIMIT 1) pl ON true "
+				"WHERE s.logicalrelid = $1::oid "
+				"ORDER BY CASE WHEN s.shardminvalue ~ '^-?[0-9]+$' "
+				"         THEN s.shardminvalue::numeric END NULLS FIRST, s.shardid",
+				oid, err, errsize);
+	if (res == NULL)
+		return -1;
+	t->nshards = PQntuples(res);
+	t->shards = calloc(t->nshards ? t->nshards : 1, sizeof(CitusShard));
+	t->nodes = calloc(t->nshards ? t->nshards : 1, sizeof(CitusNode));
+	if (t->shards == NULL || t->nodes == NULL)
+		goto oom;
+	for (i = 0; i < t->nshards; i++)
+	{
+		CitusShard *s = &t->shards[i];
+
+		if (PQgetisnull(res, i, 2))
+		{
+			snprintf(err, errsize, "shard %s of the table has no active placement on a "
+					 "primary node\nhint: check pg_dist_placement and pg_dist_node on the "
+					 "coordinator", PQgetvalue(res, i, 0));
+			PQclear(res);
+			citus_free(t);
+			return -1;
+		}
+		s->shardid = strdup(PQgetvalue(res, i, 0));
+		s->table = strdup(PQgetvalue(res, i, 1));
+		s->node = node_index(t, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3));
+		if (s->shardid == NULL || s->table == NULL || s->node < 0)
+			goto oom;
+	}
+	PQclear(res);
+	return 1;
+
+oom:
+	PQclear(res);
+	citus_free(t);
+	snprintf(err, errsize, "out of memory");
+	return -1;
+}
+
+/* "NAME[:PORT]" into name and port (NULL when absent); malloc'ed name. */
+static char *
+split_port(const char *s, size_t len, const char **port)
+{
+	const char *colon = memchr(s, ':', len);
+	char	   *name;
+
+	*port = NULL;
+	/* one colon followed by digits only: a port (an IPv6 address has more) */
+	if (colon && memchr(colon + 1, ':', len - (size_t) (colon + 1 - s)) == NULL &&
+		colon + 1 < s + len && strspn(colon + 1, "0123456789") == len - (size_t) (colon + 1 - s))
+	{
+		*port = colon + 1;
+		len = (size_t) (colon - s);
+	}
+	name = malloc(len + 1);
+	if (name)
+	{
+		memcpy(name, s, len);
+		name[len] = '\0';
+	}
+	return name;
+}
+
+int
+citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t errsize)
+{
+	int			m;
+
+	for (m = 0; m < nmaps; m++)
+	{
+		const char *eq = strchr(maps[m], '=');
+		const char *from_port;
+		const char *to_port;
+		char	   *from;
+		char	   *to;
+		int			i;
+
+		if (eq == NULL || eq == maps[m] || eq[1] == '\0')
+		{
+			snprintf(err, errsize, "invalid --worker-host \"%s\": give NAME[:PORT]=HOST[:PORT], "
+					 "NAME as the coordinator's pg_dist_node knows it", maps[m]);
+			return -1;
+		}
+		from = split_port(maps[m], (size_t) (eq - maps[m]), &from_port);
+		to = split_port(eq + 1, strlen(eq + 1), &to_port);
+		if (from == NULL || to == NULL)
+		{
+			free(from);
+			free(to);
+			snprintf(err, errsize, "out of memory");
+			return -1;
+		}
+		for (i = 0; i < t->nnodes; i++)
+		{
+			CitusNode  *n = &t->nodes[i];
+
+			if (strcmp(n->name, from) != 0 || (from_port && strcmp(n->port, from_port) != 0))
+				continue;
+			n->host = to;
+			if (to_port)
+				n->conn_port = to_port;
+		}
+		/* kept for the nodes that use it; freed with the process */
+		free(from);
+	}
+	return 0;
+}
+
+void
+citus_free(CitusTable *t)
+{
+	int			i;
+
+	for (i = 0; t->shards && i < t->nshards; i++)
+	{
+		free(t->shards[i].shardid);
+		free(t->shards[i].table);
+	}
+	for (i = 0; t->nodes && i < t->nnodes; i++)
+	{
+		free(t->nodes[i].name);
+		free(t->nodes[i].port);
+	}
+	free(t->shards);
+	free(t->nodes);
+	memset(t, 0, sizeof(*t));
+}
