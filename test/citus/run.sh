@@ -70,7 +70,7 @@ fail() {
 	failed=$((failed + 1))
 	echo "FAIL $1"
 	shift
-	printf '%s\n' "$@" | sed 's/^/     | /'
+	[ $# -eq 0 ] || printf '%s\n' "$@" | sed 's/^/     | /'
 }
 # check LABEL EXPECTED ACTUAL
 check() {
