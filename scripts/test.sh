@@ -27,7 +27,13 @@
 #   - stops and removes the cluster,
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster),
 #   - runs the pg_bsonstream tests (test/stream/run.sh, their own cluster with
-#     wal_level = logical).
+#     wal_level = logical),
+#   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
+#     and two workers on loopback; every function on distributed and reference
+#     tables against a local one, and pg_bsonexport on them).  Citus 13.2.2 is
+#     built from its source archive (CITUS_ARCHIVE, by default
+#     ../shared/vendor/citus-13.2.2.tar.gz) by scripts/citus.sh and cached;
+#     without the archive the stage prints "skipped" and counts nothing.
 # It prints "server: ..." and "compiler: ..." lines, and last
 # "tests: N passed, M failed"; the exit status is 0 only when nothing failed.
 set -uo pipefail
@@ -199,6 +205,28 @@ if [ $str_rc -ne 0 ] || [ -z "$str_line" ]; then
 	[ "${str_bad:-0}" -gt 0 ] || failed=$((failed + 1))
 	failures+=("pg_bsonstream tests")
 	[ -n "$str_line" ] || printf '%s\n' "$str_out" | tail -30
+fi
+
+# Citus: bson_out on a coordinator and two workers, their own clusters
+if [ "$PG_MAJOR" = 15 ]; then
+	log "Citus: every function on distributed tables, on the workers"
+	cit_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/citus/run.sh 2>&1)
+	cit_rc=$?
+	printf '%s\n' "$cit_out" | grep -E '^FAIL|^     \||^skip|^info|^citus(-export)?:' | tail -40
+	if ! printf '%s\n' "$cit_out" | grep -qE '^citus: 0 passed, 0 failed, skipped$'; then
+		cit_line=$(printf '%s\n' "$cit_out" | grep -E '^citus: [0-9]+ passed, [0-9]+ failed$' | tail -1)
+		cit_ok=$(printf '%s' "$cit_line" | sed -E 's/^citus: ([0-9]+) passed.*/\1/')
+		cit_bad=$(printf '%s' "$cit_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		passed=$((passed + ${cit_ok:-0}))
+		failed=$((failed + ${cit_bad:-0}))
+		if [ $cit_rc -ne 0 ] || [ -z "$cit_line" ]; then
+			[ "${cit_bad:-0}" -gt 0 ] || failed=$((failed + 1))
+			failures+=("Citus tests")
+			[ -n "$cit_line" ] || printf '%s\n' "$cit_out" | tail -30
+		fi
+	fi
+else
+	echo "skip: citus: Citus 13.2 is built here against PostgreSQL 15 only"
 fi
 
 echo
