@@ -141,28 +141,29 @@ oom:
 	return -1;
 }
 
-/* "NAME[:PORT]" into name and port (NULL when absent); malloc'ed name. */
-static char *
-split_port(const char *s, size_t len, const char **port)
+/* "NAME[:PORT]" (of length len) into *name and *port (NULL if none); malloc'ed. */
+static int
+split_port(const char *s, size_t len, char **name, char **port)
 {
 	const char *colon = memchr(s, ':', len);
-	char	   *name;
+	size_t		plen = 0;
 
 	*port = NULL;
 	/* one colon followed by digits only: a port (an IPv6 address has more) */
-	if (colon && memchr(colon + 1, ':', len - (size_t) (colon + 1 - s)) == NULL &&
-		colon + 1 < s + len && strspn(colon + 1, "0123456789") == len - (size_t) (colon + 1 - s))
+	if (colon)
 	{
-		*port = colon + 1;
+		plen = len - (size_t) (colon + 1 - s);
+		if (plen == 0 || memchr(colon + 1, ':', plen) != NULL ||
+			strspn(colon + 1, "0123456789") < plen)
+			colon = NULL;
+	}
+	if (colon)
+	{
+		*port = strndup(colon + 1, plen);
 		len = (size_t) (colon - s);
 	}
-	name = malloc(len + 1);
-	if (name)
-	{
-		memcpy(name, s, len);
-		name[len] = '\0';
-	}
-	return name;
+	*name = strndup(s, len);
+	return *name == NULL || (colon && *port == NULL) ? -1 : 0;
 }
 
 int
@@ -173,10 +174,10 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 	for (m = 0; m < nmaps; m++)
 	{
 		const char *eq = strchr(maps[m], '=');
-		const char *from_port;
-		const char *to_port;
 		char	   *from;
+		char	   *from_port;
 		char	   *to;
+		char	   *to_port;
 		int			i;
 
 		if (eq == NULL || eq == maps[m] || eq[1] == '\0')
@@ -185,12 +186,9 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 					 "NAME as the coordinator's pg_dist_node knows it", maps[m]);
 			return -1;
 		}
-		from = split_port(maps[m], (size_t) (eq - maps[m]), &from_port);
-		to = split_port(eq + 1, strlen(eq + 1), &to_port);
-		if (from == NULL || to == NULL)
+		if (split_port(maps[m], (size_t) (eq - maps[m]), &from, &from_port) != 0 ||
+			split_port(eq + 1, strlen(eq + 1), &to, &to_port) != 0)
 		{
-			free(from);
-			free(to);
 			snprintf(err, errsize, "out of memory");
 			return -1;
 		}
@@ -204,8 +202,9 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 			if (to_port)
 				n->conn_port = to_port;
 		}
-		/* kept for the nodes that use it; freed with the process */
+		/* 'to' and 'to_port' stay, for the nodes that use them */
 		free(from);
+		free(from_port);
 	}
 	return 0;
 }

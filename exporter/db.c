@@ -340,13 +340,40 @@ static const char settings_query[] =
 	"WHERE name IN ('IntervalStyle', 'DateStyle', 'TimeZone', 'extra_float_digits') "
 	"   OR name LIKE 'bson\\_out.%' ORDER BY name";
 
+/*
+ * Until bson_out's library is loaded in a session, its settings there are
+ * placeholders, which pg_settings does not list: call one of its functions.
+ */
+static void
+load_bson_out(PGconn *conn)
+{
+	PGresult   *res = PQexec(conn,
+							 "SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+							 "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
+							 "WHERE e.extname = 'bson_out'");
+	char		sql[200];
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strlen(PQgetvalue(res, 0, 0)) < 128)
+	{
+		snprintf(sql, sizeof(sql), "SELECT %s.bson_is_valid('\\x0500000000'::bytea)",
+				 PQgetvalue(res, 0, 0));
+		PQclear(res);
+		res = PQexec(conn, sql);
+	}
+	PQclear(res);
+}
+
 char *
 db_settings_sql(PGconn *leader, char *err, size_t errsize)
 {
-	PGresult   *res = PQexec(leader, settings_query);
+	PGresult   *res;
 	size_t		size = 64;
 	char	   *sql;
 	int			i;
+
+	load_bson_out(leader);
+	res = PQexec(leader, settings_query);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{

@@ -78,5 +78,13 @@ fi
 
 # The staged tree mirrors the installation's absolute paths
 # (/usr/lib/postgresql/15/lib, /usr/share/postgresql/15/extension, ...).
-cp -a "$stage"/. /
+# A file that differs is replaced by a rename, never rewritten in place: a
+# server running with the old citus.so keeps its mapping of the old file,
+# where an overwrite would crash it.
+(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
+	dst=/${f#./}
+	cmp -s "$stage/$f" "$dst" && continue
+	mkdir -p "$(dirname "$dst")"
+	cp -a "$stage/$f" "$dst.tmp.$$" && mv -f "$dst.tmp.$$" "$dst" || exit 1
+done || { log "could not install Citus's files"; exit 1; }
 log "Citus $CITUS_VERSION installed into $("$pg_config" --pkglibdir)"
