@@ -81,9 +81,10 @@ DIRTY=$(cd "$ROOT" && git status --porcelain --untracked-files=no 2>/dev/null | 
 
 CLUSTER_OPTS="-c shared_buffers=1GB -c max_parallel_workers_per_gather=0 -c jit=off \
 -c autovacuum=off -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
--c max_wal_size=8GB -c checkpoint_timeout=1h -c work_mem=64MB \
--c max_replication_slots=$((2 * REPS + 4)) -c max_wal_senders=10"
+-c max_wal_size=8GB -c checkpoint_timeout=1h -c work_mem=64MB -c max_wal_senders=10"
 logical_decoding_opts
+# a slot a run, after logical_decoding_opts' own count (the last -c wins)
+CLUSTER_OPTS+=" -c max_replication_slots=$((2 * REPS + 4))"
 export CLUSTER_OPTS
 unset PGHOST PGDATABASE PGUSER
 cluster_start
