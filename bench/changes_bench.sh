@@ -115,13 +115,10 @@ export PGDATABASE=bench
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-phase "generating the typed table (bench/gen_data.py, 200,000 rows)"
-createdb bench
-"${PSQL[@]}" -c "CREATE EXTENSION bson_out"
-"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname bench --tables typed >/dev/null
-
 # shellcheck source=changes_workload.sh
 source "$BENCH_DIR/changes_workload.sh"
+typed_database
+
 create_slots() {
 	local prefix=$1 p
 	for p in "${PLUGINS[@]}"; do

@@ -2,7 +2,16 @@
 # bench/stream_bench.sh: inserts, then updates of every row, then deletes of
 # a copy of the benchmark's typed table (bench/gen_data.py's rows, repeated
 # with new ids), BATCH rows a transaction.  Needs PSQL (an array: psql and
-# its options) and BATCH; the database must hold the typed table.
+# its options), BATCH and phase.
+
+# typed_database: the database "bench" with bson_out and the typed table
+# (bench/gen_data.py, 200,000 rows); needs BENCH_DIR and PYTHON
+typed_database() {
+	phase "generating the typed table (bench/gen_data.py, 200,000 rows)"
+	createdb bench
+	"${PSQL[@]}" -c "CREATE EXTENSION bson_out"
+	"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname bench --tables typed >/dev/null
+}
 
 # make_workload TABLE ROWS: the source rows and the empty table, made before
 # any slot exists so that only run_workload's changes are decoded

@@ -92,10 +92,7 @@ export PGDATABASE=bench
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
-phase "generating the typed table (bench/gen_data.py, 200,000 rows)"
-createdb bench
-"${PSQL[@]}" -c "CREATE EXTENSION bson_out"
-"$PYTHON" "$BENCH_DIR/gen_data.py" --dbname bench --tables typed >/dev/null
+typed_database
 
 ROWS=$(( (CHANGES + 2) / 3 ))
 N=$(( 3 * ROWS ))

@@ -308,6 +308,17 @@ send_status(PGconn *conn, State *st, int reply)
 		st->last_status = now_seconds();
 }
 
+/* Raise the position to confirm (never lower it). */
+static void
+advance_confirmed(State *st, Lsn lsn)
+{
+	if (lsn > st->confirmed)
+	{
+		st->confirmed = lsn;
+		st->confirmed_at = now_seconds();
+	}
+}
+
 /* Confirm the segments the closer thread has made durable. */
 static int
 take_durable(PGconn *conn, State *st)
@@ -319,8 +330,7 @@ take_durable(PGconn *conn, State *st)
 		return -1;
 	if (rc > 0 && confirm > st->confirmed)
 	{
-		st->confirmed = confirm;
-		st->confirmed_at = now_seconds();
+		advance_confirmed(st, confirm);
 		if (conn)
 			send_status(conn, st, 0);
 	}
@@ -335,11 +345,7 @@ close_segment(PGconn *conn, State *st)
 
 	if (segment_close(&st->seg, &confirm) != 0 || take_durable(NULL, st) != 0)
 		return -1;
-	if (confirm > st->confirmed)
-	{
-		st->confirmed = confirm;
-		st->confirmed_at = now_seconds();
-	}
+	advance_confirmed(st, confirm);
 	if (conn)
 		send_status(conn, st, 0);
 	return 0;
@@ -411,8 +417,7 @@ stop_stream(PGconn *conn, State *st, Lsn sent, char *err, size_t errsize)
 		snprintf(err, errsize, "%s", st->seg.errmsg);
 		return STREAM_FAILED;
 	}
-	if (sent > st->confirmed)
-		st->confirmed = sent;
+	advance_confirmed(st, sent);
 	send_status(conn, st, 0);
 	return STREAM_STOPPED;
 }
@@ -517,8 +522,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			 */
 			if (!st->seg.open && !segment_closing(&st->seg) && end > st->confirmed)
 			{
-				st->confirmed = end;
-				st->confirmed_at = now;
+				advance_confirmed(st, end);
 				send_status(conn, st, 0);
 			}
 			else if (buf[17])
