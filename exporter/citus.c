@@ -27,20 +27,32 @@ query(PGconn *conn, const char *sql, const char *oid, char *err, size_t errsize)
 	return res;
 }
 
+/*
+ * The node's index in t->nodes, added if new.  The coordinator (group 0)
+ * is reached where the leader connection reached it: its pg_dist_node name
+ * is often "localhost", which means this client's own machine.
+ */
 static int
-node_index(CitusTable *t, const char *name, const char *port)
+node_index(CitusTable *t, PGconn *leader, const char *name, const char *port, int coordinator)
 {
+	CitusNode  *n;
 	int			i;
 
 	for (i = 0; i < t->nnodes; i++)
 		if (strcmp(t->nodes[i].name, name) == 0 && strcmp(t->nodes[i].port, port) == 0)
 			return i;
-	t->nodes[t->nnodes].name = strdup(name);
-	t->nodes[t->nnodes].port = strdup(port);
-	t->nodes[t->nnodes].host = t->nodes[t->nnodes].name;
-	t->nodes[t->nnodes].conn_port = t->nodes[t->nnodes].port;
-	if (t->nodes[t->nnodes].name == NULL || t->nodes[t->nnodes].port == NULL)
+	n = &t->nodes[t->nnodes];
+	n->name = strdup(name);
+	n->port = strdup(port);
+	if (n->name == NULL || n->port == NULL)
+	{
+		free(n->name);
+		free(n->port);
+		n->name = n->port = NULL;
 		return -1;
+	}
+	n->host = coordinator ? PQhost(leader) : n->name;
+	n->conn_port = coordinator ? PQport(leader) : n->port;
 	return t->nnodes++;
 }
 
@@ -91,12 +103,12 @@ citus_lookup(PGconn *conn, const char *oid, CitusTable *t, char *err, size_t err
 				"SELECT s.shardid, "
 				"       CASE WHEN n.nspname = 'public' THEN 'public.' ELSE '' END "
 				"       || pg_catalog.shard_name(s.logicalrelid, s.shardid), "
-				"       pl.nodename, pl.nodeport "
+				"       pl.nodename, pl.nodeport, pl.groupid = 0 "
 				"FROM pg_catalog.pg_dist_shard s "
 				"JOIN pg_catalog.pg_class c ON c.oid = s.logicalrelid "
 				"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
 				"LEFT JOIN LATERAL ("
-				"    SELECT d.nodename, d.nodeport::text FROM pg_catalog.pg_dist_placement p "
+				"    SELECT d.nodename, d.nodeport::text, d.groupid FROM pg_catalog.pg_dist_placement p "
 				"    JOIN pg_catalog.pg_dist_node d ON d.groupid = p.groupid "
 				"    WHERE p.shardid = s.shardid AND p.shardstate = 1 "
 				"      AND d.isactive AND d.noderole = 'primary' "
@@ -127,7 +139,8 @@ citus_lookup(PGconn *conn, const char *oid, CitusTable *t, char *err, size_t err
 		}
 		s->shardid = strdup(PQgetvalue(res, i, 0));
 		s->table = strdup(PQgetvalue(res, i, 1));
-		s->node = node_index(t, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3));
+		s->node = node_index(t, conn, PQgetvalue(res, i, 2), PQgetvalue(res, i, 3),
+							 strcmp(PQgetvalue(res, i, 4), "t") == 0);
 		if (s->shardid == NULL || s->table == NULL || s->node < 0)
 			goto oom;
 	}
@@ -178,6 +191,7 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 		char	   *from_port;
 		char	   *to;
 		char	   *to_port;
+		int			matched = 0;
 		int			i;
 
 		if (eq == NULL || eq == maps[m] || eq[1] == '\0')
@@ -201,8 +215,13 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 			n->host = to;
 			if (to_port)
 				n->conn_port = to_port;
+			matched++;
 		}
-		/* 'to' and 'to_port' stay, for the nodes that use them */
+		if (matched == 0)
+			fprintf(stderr, "pg_bsonexport: warning: --worker-host \"%s\" matches no node "
+					"holding the table's shards (pg_dist_node names them as NAME:PORT in -v's "
+					"lines)\n", maps[m]);
+		/* 'to' and 'to_port' stay while the nodes use them: until the program ends */
 		free(from);
 		free(from_port);
 	}

@@ -23,7 +23,8 @@ typedef struct CitusNode
 {
 	char	   *name;			/* pg_dist_node.nodename */
 	char	   *port;			/* pg_dist_node.nodeport */
-	const char *host;			/* where the client connects: name, or --worker-host's */
+	const char *host;			/* where the client connects: name, the leader's
+								 * for the coordinator, or --worker-host's */
 	const char *conn_port;
 } CitusNode;
 

@@ -353,13 +353,18 @@ load_bson_out(PGconn *conn)
 							 "WHERE e.extname = 'bson_out'");
 	char		sql[200];
 
+	/* in a savepoint: whatever happens, the export's transaction goes on */
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		strlen(PQgetvalue(res, 0, 0)) < 128)
 	{
-		snprintf(sql, sizeof(sql), "SELECT %s.bson_is_valid('\\x0500000000'::bytea)",
+		snprintf(sql, sizeof(sql),
+				 "SAVEPOINT pg_bsonexport_load; SELECT %s.bson_is_valid('\\x0500000000'::bytea)",
 				 PQgetvalue(res, 0, 0));
 		PQclear(res);
 		res = PQexec(conn, sql);
+		PQclear(res);
+		res = PQexec(conn, "ROLLBACK TO SAVEPOINT pg_bsonexport_load; "
+					 "RELEASE SAVEPOINT pg_bsonexport_load");
 	}
 	PQclear(res);
 }

@@ -26,7 +26,7 @@ static void
 job_fail(Job *job, uint64_t row, const char *fmt,...)
 {
 	char		msg[1536];
-	char		where[160] = "";
+	char		where[600] = "";
 	va_list		ap;
 
 	va_start(ap, fmt);

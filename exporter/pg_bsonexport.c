@@ -40,6 +40,7 @@
 #define MAX_JOBS	64
 #define MAX_CONNS	256			/* with a distributed table: a job's to each node */
 #define MAX_WORKER_HOSTS 64
+#define MAX_SPLIT_SHARDS 512		/* --split of a Citus table: files open at once */
 
 /*
  * --jobs N into one file (see ChunkPlan in export.h): about CHUNKS_PER_JOB
@@ -186,9 +187,9 @@ usage(FILE *f)
 			"connection options other than host and port, and the session's IntervalStyle,\n"
 			"DateStyle, TimeZone, extra_float_digits and bson_out.* settings, carry over),\n"
 			"in the order of the shards' hash ranges; a reference table once.  Each shard\n"
-			"is read in one snapshot of its own: Citus has no snapshot across nodes, so a\n"
-			"row changed during the export is exported as of its shard's snapshot.  Every\n"
-			"row is exported exactly once.\n",
+			"is read in one snapshot, that of its job's connection to the shard's node:\n"
+			"Citus has no snapshot across nodes, so a row changed during the export is\n"
+			"exported as of its shard's snapshot.  Every row is exported exactly once.\n",
 			PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
 }
 
@@ -776,12 +777,15 @@ find_shards(Export *ex)
 	if (ex->citus.local_bytes > 0)
 	{
 		char		b[32];
+		char	   *lit = PQescapeLiteral(conns[0], ex->src.table, strlen(ex->src.table));
 
 		fprintf(stderr, "%s: warning: the coordinator's own copy of %s still holds %s from "
 				"before the table was distributed; they are not the table's rows and are not "
 				"exported\n%s: hint: remove them with SELECT "
-				"truncate_local_data_after_distributing_table('%s')\n", PROGNAME, ex->src.table,
-				format_bytes((double) ex->citus.local_bytes, b, sizeof(b)), PROGNAME, ex->src.table);
+				"truncate_local_data_after_distributing_table(%s)\n", PROGNAME, ex->src.table,
+				format_bytes((double) ex->citus.local_bytes, b, sizeof(b)), PROGNAME,
+				lit ? lit : "'...'");
+		PQfreemem(lit);
 	}
 	if (!opt.via_coordinator)
 		return 1;
@@ -876,6 +880,15 @@ plan_shards(Export *ex)
 			t->nnodes, t->nnodes == 1 ? "" : "s");
 	if (opt.split && t->nshards == 0)
 		fail("--split: the table has no shards, so there is no file to write");
+
+	/* every file is open from the start: a descriptor and a buffer each */
+	if (opt.split && t->nshards > MAX_SPLIT_SHARDS)
+	{
+		snprintf(errbuf, sizeof(errbuf), "--split writes one file per shard, and %s has %d "
+				 "shards (at most %d)\nhint: export it into one file, without --split",
+				 ex->src.table, t->nshards, MAX_SPLIT_SHARDS);
+		fail(errbuf);
+	}
 
 	ex->njobs = opt.jobs < t->nshards ? opt.jobs : t->nshards;
 	ex->plan.src = &ex->src;

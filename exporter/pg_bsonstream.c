@@ -501,6 +501,14 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		{
 			Lsn			end = repl_get64(buf + 1);
 
+			/* a segment the closer failed on must stop us before any confirmation */
+			if (take_durable(conn, st) != 0)
+			{
+				PQfreemem(buf);
+				snprintf(err, errsize, "%s", st->seg.errmsg);
+				return STREAM_FAILED;
+			}
+
 			if (end > st->server_end)
 				st->server_end = end;
 

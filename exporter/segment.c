@@ -375,7 +375,8 @@ segment_closing(Segments *s)
 	if (!s->closer_started)
 		return 0;
 	pthread_mutex_lock(&s->lock);
-	closing = s->closing != NULL;
+	/* a segment that failed to close is never done: nothing after it is safe */
+	closing = s->closing != NULL || s->close_failed;
 	pthread_mutex_unlock(&s->lock);
 	return closing;
 }

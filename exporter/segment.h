@@ -111,7 +111,7 @@ extern int	segment_close_async(Segments *s);
  */
 extern int	segment_durable(Segments *s, Lsn *confirm);
 
-/* Is a segment closing in the background? */
+/* Is a segment closing in the background (or did one fail to)? */
 extern int	segment_closing(Segments *s);
 
 /* Remove the open segment, if any (one closing is finished first). */

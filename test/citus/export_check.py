@@ -236,6 +236,44 @@ def worker_hosts():
           "an unreachable node: its address and the --worker-host hint", err)
     rc, err, _ = export("bad2.bson", "-t", "x_dist", "--worker-host", "nonsense")
     check(rc == 1 and 'invalid --worker-host "nonsense"' in err, "--worker-host without '=': refused", err)
+    rc, err, _ = export("typo.bson", "-t", "x_dist", "--worker-host", "10.9.9.9=127.0.0.1")
+    check(rc == 0 and 'warning: --worker-host "10.9.9.9=127.0.0.1" matches no node' in err,
+          "--worker-host matching no node: a warning, the export done", err)
+
+
+def coordinator_shards():
+    """A Citus local table: its one shard is on the coordinator, reached where
+    the leader connection reached it (pg_dist_node may call it 127.0.0.1 or
+    localhost, which a remote client would take for itself)."""
+    sql("DROP TABLE IF EXISTS x_cl")
+    sql("CREATE TABLE x_cl AS SELECT * FROM x_loc WHERE id <= 300")
+    sql("ALTER TABLE x_cl ADD PRIMARY KEY (id)")
+    sql("SELECT citus_add_local_table_to_metadata('x_cl')")
+    rc, err, path = export("cl.bson", "-t", "x_cl", "-v")
+    stmts = shard_statements(err)
+    check(rc == 0 and len(stmts) == 1 and stmts[0][1] == os.environ["PGHOST"] and stmts[0][2] == COORD,
+          "Citus local table: its shard read on the coordinator, at the leader's address",
+          "%s %s\n%s" % (rc, stmts, err[-1500:]))
+    same_docs("Citus local table", read(path),
+              expected("SELECT id, row_to_bson(t) FROM x_loc t WHERE id <= 300"))
+    sql("DROP TABLE x_cl")
+
+
+def split_limit():
+    """--split opens a file per shard: more than 512 shards are refused before anything runs."""
+    sql("DROP TABLE IF EXISTS x_many")
+    conn = connect()
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE x_many (id int PRIMARY KEY)")
+    cur.execute("SELECT create_distributed_table('x_many', 'id', shard_count := 513)")
+    conn.close()
+    rc, err, _ = export("many.bson", "-t", "x_many", "--jobs", "2", "--split")
+    check(rc == 1 and "--split writes one file per shard, and public.x_many has 513 shards (at most 512)" in err
+          and not glob.glob(os.path.join(WORK, "many.*")),
+          "--split on 513 shards: refused, no file written", err)
+    rc, err, path = export("many.bson", "-t", "x_many", "--jobs", "2")
+    check(rc == 0 and os.path.getsize(path) == 0, "513 shards into one file: done (an empty table)", err)
+    sql("DROP TABLE x_many")
 
 
 def truncated():
@@ -322,6 +360,8 @@ def main():
     basic()
     settings()
     worker_hosts()
+    coordinator_shards()
+    split_limit()
     concurrent("x_dist")
     truncated()
     check(not temp_files(), "no temporary file left", "\n".join(temp_files()))

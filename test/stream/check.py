@@ -437,20 +437,36 @@ def endpos_run():
     # a record at endpos itself is still streamed (as by pg_recvlogical):
     # a change of a table not selected takes that place
     sql("INSERT INTO other VALUES (200100)")
+    before_after = sql("SELECT pg_current_wal_lsn()::text")[0][0]
     sql("INSERT INTO t1 VALUES (200101, 'after', 1, '{}')")
     out = os.path.join(WORK, "upto")
+    # small segments: the closer thread closes most of them
     r = subprocess.run([BIN, "-d", DB, "--slot", "upto", "-o", out, "--endpos", endpos, "-q",
-                        "--include-tables", "public.t1"], capture_output=True, text=True, timeout=60)
+                        "--segment-size", "2kB", "--include-tables", "public.t1"],
+                       capture_output=True, text=True, timeout=60)
     ids = []
     for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
         with open(path, "rb") as f:
             ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
     confirmed = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'upto'")[0][0]
-    check(r.returncode == 0 and ids == list(range(200001, 200101))
-          and lsn_value(confirmed) > lsn_value(start) and not temp_files(out),
-          "--endpos: the 100 changes before it in durable segments, not the one after, confirmed, exit 0",
-          "exit %s, ids %s..%s (%d), confirmed %s, start %s, endpos %s\n%s"
-          % (r.returncode, ids[:1], ids[-1:], len(ids), confirmed, start, endpos, r.stderr))
+    nseg = len(glob.glob(os.path.join(out, "changes", "*.bson")))
+    check(r.returncode == 0 and ids == list(range(200001, 200101)) and nseg > 2
+          and lsn_value(start) < lsn_value(confirmed) <= lsn_value(before_after) and not temp_files(out),
+          "--endpos: the 100 changes before it in %d durable segments, not the one after, "
+          "confirmed up to them and no further, exit 0" % nseg,
+          "exit %s, ids %s..%s (%d), confirmed %s, start %s, endpos %s, before the next change %s\n%s"
+          % (r.returncode, ids[:1], ids[-1:], len(ids), confirmed, start, endpos, before_after, r.stderr))
+    # the next run goes on from there: the change after endpos is not lost
+    proc = start_client("upto", out)
+    deadline = time.time() + 20
+    seen = False
+    while not seen and time.time() < deadline:
+        time.sleep(0.3)
+        for path in glob.glob(os.path.join(out, "changes", "*.bson")):
+            with open(path, "rb") as f:
+                seen = seen or any(e["documentKey"]["_id"] == 200101 for e in bson.decode_file_iter(f))
+    stop(proc, "--endpos, then a run without it")
+    check(seen, "--endpos: the next run streams the change after endpos")
     sql("DELETE FROM t1 WHERE id > 200000")
     sql("DELETE FROM other WHERE id = 200100")
     sql("SELECT pg_drop_replication_slot('upto')")
@@ -560,7 +576,29 @@ def errors():
     time.sleep(0.3)
 
     full_disk()
+    closer_fails()
     check(not temp_files(out), "errors: no temporary file left")
+
+
+def closer_fails():
+    """A full segment the background closer cannot rename: nothing confirmed."""
+    sql("SELECT pg_create_logical_replication_slot('norename', 'bson_out')")
+    before = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'norename'")[0][0]
+    sql("INSERT INTO t1 SELECT g, 'closer', g, '{}' FROM generate_series(300001, 300200) g")
+    out = os.path.join(WORK, "norename")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(WORK, "fail_rename.so"), FAIL_RENAME_SUFFIX=".bson")
+    r = run_error("a segment's rename fails in the closer thread",
+                  ["-d", DB, "--slot", "norename", "-o", out, "--segment-size", "1kB",
+                   "--status-interval", "0.2", "--include-tables", "public.t1", "--no-reconnect"],
+                  r'could not rename ".*": Input/output error.*nothing of the unfinished segment was confirmed',
+                  env=env)
+    conf = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'norename'")[0][0]
+    left = glob.glob(os.path.join(out, "changes", "*")) + temp_files(out)
+    check(conf == before and not left,
+          "a segment's rename fails: nothing confirmed, no file left",
+          "confirmed %s (before %s), left %s\n%s" % (conf, before, left, r.stderr))
+    sql("DELETE FROM t1 WHERE id > 300000")
+    sql("SELECT pg_drop_replication_slot('norename')")
 
 
 def full_disk():
