@@ -250,10 +250,20 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 	}
 	if (job->chunks && !st->direct && (held = hold_or_take_turn(st, data, len)) < 0)
 		return 1;
-	if (!held && out_write(job->out, data, len) != 0)
+	if (!held)
 	{
-		job_fail(job, row, "%s", job->out->errmsg);
-		return 1;
+		int			rc;
+
+		if (job->out_lock)
+			pthread_mutex_lock(job->out_lock);
+		rc = out_write(job->out, data, len);
+		if (job->out_lock)
+			pthread_mutex_unlock(job->out_lock);
+		if (rc != 0)
+		{
+			job_fail(job, row, "%s", job->out->errmsg);
+			return 1;
+		}
 	}
 	st->rows++;
 	st->bytes += len;
@@ -438,10 +448,17 @@ job_run(Job *job)
 	{
 		rc = run_copy(job, job->sql, &st);
 		/* its own output: flushed here; a shared one by the main thread */
-		if (rc == 0 && out_flush(job->out, 0) != 0)
+		if (rc == 0)
 		{
-			job_fail(job, 0, "%s", job->out->errmsg);
-			rc = -1;
+			if (job->out_lock)
+				pthread_mutex_lock(job->out_lock);
+			if (out_flush(job->out, 0) != 0)
+			{
+				job_fail(job, 0, "%s", job->out->errmsg);
+				rc = -1;
+			}
+			if (job->out_lock)
+				pthread_mutex_unlock(job->out_lock);
 		}
 	}
 	free(st.hold.buf);

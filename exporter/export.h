@@ -70,6 +70,8 @@ typedef struct Job
 	const char *sql;			/* the COPY statement; NULL with chunks */
 	ChunkPlan  *chunks;			/* --jobs into one file, else NULL */
 	OutFile    *out;
+	pthread_mutex_t *out_lock;	/* out shared with other jobs (in no order): taken
+								 * for each document, or NULL */
 	size_t		max_size;
 	int			validate;		/* every element (bson_validate), not only the framing */
 	int64_t		first_block;	/* for messages: the range (the current

@@ -54,7 +54,8 @@ static const char *const tables_sql =
 "  (SELECT string_agg(format('t.%I', attname), ', ' ORDER BY attnum) FROM pg_attribute"
 "    WHERE attrelid = f.oid AND attnum > 0 AND NOT attisdropped"
 "      AND (idkeys IS NULL OR attname <> '_id')),"
-"  current_database()"
+"  current_database(),"
+"  pg_relation_size(f.oid) / current_setting('block_size')::bigint"
 " FROM f ORDER BY 1";
 
 int
@@ -108,15 +109,22 @@ table_selected(const char *name, const char *const *include, int ninclude)
 }
 
 /*
- * One table's copy.  Its output is opened and committed by the main thread
- * (signals.c registers temporary files from the main thread only); the
- * COPY runs on a worker thread's connection.
+ * One table's copy, or a part of it: a large table is copied in block
+ * ranges by several connections at once (as pg_bsonexport --jobs does),
+ * all into the table's one file, each document whole under the file's
+ * lock; a collection's documents need no order.  The output is opened and
+ * committed by the main thread (signals.c registers temporary files from
+ * the main thread only) on the table's first part; the COPYs run on the
+ * worker threads' connections.
  */
 typedef struct CopyTask
 {
-	char	   *path;
+	char	   *path;			/* the table's file (first part only) */
 	char	   *sql;
-	OutFile		out;
+	int			first;			/* index of the table's first part */
+	int			nparts;			/* the table's parts (first part only) */
+	OutFile		out;			/* first part only */
+	pthread_mutex_t lock;		/* first part only, with nparts > 1 */
 	int			opened;
 	Job			job;
 } CopyTask;
@@ -132,6 +140,14 @@ typedef struct Worker
 
 /* outputs open at a time, at most: a file descriptor and a buffer each */
 #define BATCH_TABLES	32
+
+/*
+ * A table of at least SPLIT_MIN_BLOCKS is copied in parts of at least
+ * PART_MIN_BLOCKS, up to two a connection (PostgreSQL 14 and later, whose
+ * TID Range Scan reads only a part's blocks).
+ */
+#define SPLIT_MIN_BLOCKS	2048
+#define PART_MIN_BLOCKS		1024
 
 static void *
 worker_main(void *arg)
@@ -155,23 +171,45 @@ worker_main(void *arg)
 	return NULL;
 }
 
+/* The COPY of blocks [from, to) of the table (-1: unbounded). */
 static char *
-document_sql(const char *schema, const char *table, const char *idexpr, const char *cols)
+document_sql(const char *schema, const char *table, const char *idexpr, const char *cols,
+			 long long from, long long to)
 {
+	char		where[128] = "";
 	size_t		n = strlen(schema) + strlen(table) + strlen(cols ? cols : "") +
-		strlen(idexpr ? idexpr : "") + 256;
+		strlen(idexpr ? idexpr : "") + 384;
 	char	   *sql = malloc(n);
 
 	if (sql == NULL)
 		return NULL;
+	if (from >= 0 && to >= 0)
+		snprintf(where, sizeof(where), " WHERE t.ctid >= '(%lld,0)'::tid AND t.ctid < '(%lld,0)'::tid",
+				 from, to);
+	else if (from >= 0)
+		snprintf(where, sizeof(where), " WHERE t.ctid >= '(%lld,0)'::tid", from);
+	else if (to >= 0)
+		snprintf(where, sizeof(where), " WHERE t.ctid < '(%lld,0)'::tid", to);
 	if (idexpr)
 		snprintf(sql, n, "COPY (SELECT %s.row_to_bson(s) FROM (SELECT %s AS \"_id\"%s%s "
-				 "FROM ONLY %s t) s) TO STDOUT (FORMAT binary)",
-				 schema, idexpr, cols ? ", " : "", cols ? cols : "", table);
+				 "FROM ONLY %s t%s) s) TO STDOUT (FORMAT binary)",
+				 schema, idexpr, cols ? ", " : "", cols ? cols : "", table, where);
 	else
-		snprintf(sql, n, "COPY (SELECT %s.row_to_bson(t) FROM ONLY %s t) TO STDOUT (FORMAT binary)",
-				 schema, table);
+		snprintf(sql, n, "COPY (SELECT %s.row_to_bson(t) FROM ONLY %s t%s) TO STDOUT (FORMAT binary)",
+				 schema, table, where);
 	return sql;
+}
+
+/* How many parts to copy a table of 'blocks' blocks in. */
+static int
+table_parts(long long blocks, int jobs, int server_version)
+{
+	long long	parts;
+
+	if (jobs < 2 || server_version < 140000 || blocks < SPLIT_MIN_BLOCKS)
+		return 1;
+	parts = blocks / PART_MIN_BLOCKS;
+	return parts > 2 * jobs ? 2 * jobs : (int) parts;
 }
 
 /* Copy tasks[0..ntasks) on the workers' connections; all committed, or none. */
@@ -186,19 +224,26 @@ run_batch(Worker *workers, int nworkers, CopyTask *tasks, int ntasks, int sync,
 	for (int i = 0; i < ntasks; i++)
 	{
 		CopyTask   *t = &tasks[i];
+		CopyTask   *table = &tasks[t->first];
 
-		if (out_open(&t->out, t->path, 1, sync) != 0)
+		if (t->first == i)
 		{
-			snprintf(err, errsize, "%s", t->out.errmsg);
-			rc = -1;
-			goto done;
+			if (out_open(&t->out, t->path, 1, sync) != 0)
+			{
+				snprintf(err, errsize, "%s", t->out.errmsg);
+				rc = -1;
+				goto done;
+			}
+			t->opened = 1;
+			if (t->nparts > 1)
+				pthread_mutex_init(&t->lock, NULL);
 		}
-		t->opened = 1;
 		memset(&t->job, 0, sizeof(t->job));
 		t->job.id = i + 1;
 		t->job.njobs = nworkers;
 		t->job.sql = t->sql;
-		t->job.out = &t->out;
+		t->job.out = &table->out;
+		t->job.out_lock = table->nparts > 1 ? &table->lock : NULL;
 		t->job.max_size = MAX_DOCUMENT;
 	}
 
@@ -238,6 +283,10 @@ run_batch(Worker *workers, int nworkers, CopyTask *tasks, int ntasks, int sync,
 	{
 		CopyTask   *t = &tasks[i];
 
+		stats->docs += atomic_load(&t->job.rows);
+		stats->bytes += atomic_load(&t->job.bytes);
+		if (t->first != i)
+			continue;
 		if (out_flush(&t->out, sync) != 0 || out_commit(&t->out, 1, sync) != 0)
 		{
 			snprintf(err, errsize, "%s", t->out.errmsg);
@@ -245,8 +294,6 @@ run_batch(Worker *workers, int nworkers, CopyTask *tasks, int ntasks, int sync,
 			break;
 		}
 		stats->tables++;
-		stats->docs += atomic_load(&t->job.rows);
-		stats->bytes += atomic_load(&t->job.bytes);
 	}
 
 done:
@@ -257,6 +304,8 @@ done:
 			if (!tasks[i].out.committed)
 				out_abort(&tasks[i].out);
 			out_free(&tasks[i].out);
+			if (tasks[i].nparts > 1)
+				pthread_mutex_destroy(&tasks[i].lock);
 		}
 		tasks[i].opened = 0;
 	}
@@ -303,6 +352,7 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 	int			nworkers = 0;
 	CopyTask   *tasks = NULL;
 	int			ntasks = 0;
+	int			maxtasks = 0;
 
 	memset(stats, 0, sizeof(*stats));
 	memset(workers, 0, sizeof(workers));
@@ -354,7 +404,11 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 		db_error(conn, res, "could not list the tables", err, errsize);
 		goto done;
 	}
-	tasks = calloc(PQntuples(res) + 1, sizeof(CopyTask));
+	for (int i = 0; i < PQntuples(res); i++)
+		if (table_selected(PQgetvalue(res, i, 0), include, ninclude))
+			maxtasks += table_parts(strtoll(PQgetvalue(res, i, 6), NULL, 10), jobs,
+									PQserverVersion(conn));
+	tasks = calloc(maxtasks + 1, sizeof(CopyTask));
 	if (tasks == NULL || schema == NULL)
 	{
 		snprintf(err, errsize, "out of memory");
@@ -363,27 +417,45 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 	for (int i = 0; i < PQntuples(res); i++)
 	{
 		size_t		n;
-		CopyTask   *t = &tasks[ntasks];
+		long long	blocks = strtoll(PQgetvalue(res, i, 6), NULL, 10);
+		int			nparts;
+		int			first = ntasks;
 
 		if (!table_selected(PQgetvalue(res, i, 0), include, ninclude))
 			continue;
+		nparts = table_parts(blocks, jobs, PQserverVersion(conn));
+		for (int p = 0; p < nparts; p++)
+		{
+			CopyTask   *t = &tasks[ntasks++];
+
+			/* the first part open below, the last open above: no row is missed */
+			t->first = first;
+			t->sql = document_sql(schema, PQgetvalue(res, i, 2),
+								  PQgetisnull(res, i, 3) ? NULL : PQgetvalue(res, i, 3),
+								  PQgetisnull(res, i, 4) ? NULL : PQgetvalue(res, i, 4),
+								  p == 0 ? -1 : blocks * p / nparts,
+								  p == nparts - 1 ? -1 : blocks * (p + 1) / nparts);
+			if (t->sql == NULL)
+			{
+				snprintf(err, errsize, "out of memory");
+				goto done;
+			}
+		}
 		n = strlen(idir) + strlen(PQgetvalue(res, i, 5)) + strlen(PQgetvalue(res, i, 1)) + 16;
-		t->path = malloc(n);
-		t->sql = document_sql(schema, PQgetvalue(res, i, 2),
-							  PQgetisnull(res, i, 3) ? NULL : PQgetvalue(res, i, 3),
-							  PQgetisnull(res, i, 4) ? NULL : PQgetvalue(res, i, 4));
-		ntasks++;
-		if (t->path == NULL || t->sql == NULL)
+		tasks[first].nparts = nparts;
+		tasks[first].path = malloc(n);
+		if (tasks[first].path == NULL)
 		{
 			snprintf(err, errsize, "out of memory");
 			goto done;
 		}
-		snprintf(t->path, n, "%s/%s.%s.bson", idir, PQgetvalue(res, i, 5), PQgetvalue(res, i, 1));
+		snprintf(tasks[first].path, n, "%s/%s.%s.bson", idir, PQgetvalue(res, i, 5),
+				 PQgetvalue(res, i, 1));
 	}
 	PQclear(res);
 	res = NULL;
 
-	/* more connections in the same snapshot, no more than there are tables */
+	/* more connections in the same snapshot, no more than there are parts */
 	while (nworkers < jobs && nworkers < ntasks)
 	{
 		workers[nworkers].conn = open_worker(conn, snapshot, &cancel_slots[nworkers],
@@ -393,9 +465,14 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 		nworkers++;
 	}
 
-	for (int first = 0; first < ntasks; first += BATCH_TABLES)
+	/* BATCH_TABLES tables at a time, each with all its parts */
+	for (int first = 0, n; first < ntasks; first += n)
 	{
-		int			n = ntasks - first < BATCH_TABLES ? ntasks - first : BATCH_TABLES;
+		int			tables = 0;
+
+		for (n = 0; first + n < ntasks; n++)
+			if (tasks[first + n].first == first + n && tables++ == BATCH_TABLES)
+				break;
 
 		if (interrupted)
 		{

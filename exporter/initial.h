@@ -29,7 +29,8 @@ typedef struct InitialStats
 
 /*
  * 'jobs' connections (at most MAX_COPY_JOBS), all in the snapshot, copy the
- * tables in parallel, one table each at a time.
+ * tables in parallel; a table of 2048 blocks (16 MB) or more in parts, by
+ * block ranges, several connections at once (PostgreSQL 14 and later).
  */
 extern int	initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 						 const char *const *include, int ninclude, int jobs, int sync,

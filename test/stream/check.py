@@ -364,6 +364,63 @@ def plain_run():
     sql("SELECT pg_drop_replication_slot('plain')")
 
 
+def parts_run():
+    """A table of over 2,048 blocks, first-copied by two connections in block
+    ranges while single-row updates move its rows between the ranges: the
+    first copy plus the stream still equal the table."""
+    sql("DROP TABLE IF EXISTS tbig")
+    sql("CREATE TABLE tbig (id int PRIMARY KEY, n int, pad text)")
+    sql("INSERT INTO tbig SELECT g, 0, repeat(md5(g::text), 30) FROM generate_series(1, 20000) g")
+    sql("VACUUM tbig")
+    blocks = sql("SELECT pg_relation_size('tbig') / current_setting('block_size')::int")[0][0]
+    sql("ALTER SYSTEM SET log_statement = 'all'")
+    sql("SELECT pg_reload_conf()")
+    stop_flag = threading.Event()
+
+    def updates():
+        conn = connect()
+        cur = conn.cursor()
+        rnd = random.Random(5)
+        while not stop_flag.is_set():
+            cur.execute("UPDATE tbig SET n = n + 1 WHERE id = %s", (rnd.randint(1, 20000),))
+        conn.close()
+
+    th = threading.Thread(target=updates)
+    th.start()
+    out = os.path.join(WORK, "parts")
+    args = [BIN, "-d", DB, "--slot", "parts", "-o", out, "--segment-time", "0.3",
+            "--status-interval", "1", "--include-tables", "public.tbig",
+            "--create-slot", "--initial-copy", "--jobs", "2"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ok_initial = wait_initial(out, proc)
+    time.sleep(1)
+    stop_flag.set()
+    th.join()
+    caught = wait_caught_up("parts")
+    stop(proc, "parts")
+    sql("ALTER SYSTEM RESET log_statement")
+    sql("SELECT pg_reload_conf()")
+    log = open(os.path.join(CLUSTER_DIR, "server.log"), errors="replace").read()
+    ranges = len(re.findall(r"statement: COPY \(SELECT .*FROM ONLY public\.tbig t WHERE t\.ctid", log))
+    model, nevents, _ = replay(out)
+    want = {}
+    for (raw,) in sql("SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.n, t.pad FROM tbig t) s"):
+        raw = bytes(raw)
+        want[bson.encode({"k": bson.decode(raw, codec_options=RAW)["_id"]})] = raw
+    got = model.get("tbig", {})
+    with open(os.path.join(out, "initial", DB + ".tbig.bson"), "rb") as f:
+        initial = [d["_id"] for d in bson.decode_file_iter(f)]
+    check(ok_initial and caught and ranges >= 2 and got == want
+          and len(initial) == len(set(initial)) == 20000,
+          "first copy of a %d-block table in %d block ranges by 2 connections, under updates: "
+          "each row once, copy + %d events equal the table" % (blocks, ranges, nevents),
+          "initial %s, caught up %s, %d ranges, %d rows in the copy (%d distinct), model %d rows, "
+          "table %d, differing %d" % (ok_initial, caught, ranges, len(initial), len(set(initial)),
+                                      len(got), len(want), sum(1 for k in want if got.get(k) != want[k])))
+    sql("SELECT pg_drop_replication_slot('parts')")
+    sql("DROP TABLE tbig")
+
+
 def crash_run():
     out = os.path.join(WORK, "crash")
     rnd = random.Random(7)
@@ -660,6 +717,7 @@ def main():
     t0 = time.time()
     setup()
     plain_run()
+    parts_run()
     crash_run()
     stdout_run()
     endpos_run()
