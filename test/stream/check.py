@@ -410,10 +410,13 @@ def parts_run():
     got = model.get("tbig", {})
     with open(os.path.join(out, "initial", DB + ".tbig.bson"), "rb") as f:
         initial = [d["_id"] for d in bson.decode_file_iter(f)]
-    check(ok_initial and caught and ranges >= 2 and got == want
+    # before 14 there is no TID Range Scan: every range would read the whole table
+    split_expected = int(sql("SHOW server_version_num")[0][0]) >= 140000
+    check(ok_initial and caught and (ranges >= 2 if split_expected else ranges == 0) and got == want
           and len(initial) == len(set(initial)) == 20000,
-          "first copy of a %d-block table in %d block ranges by 2 connections, under updates: "
-          "each row once, copy + %d events equal the table" % (blocks, ranges, nevents),
+          "first copy of a %d-block table in %d block ranges by 2 connections%s, under updates: "
+          "each row once, copy + %d events equal the table"
+          % (blocks, ranges, "" if split_expected else " (none before PostgreSQL 14)", nevents),
           "initial %s, caught up %s, %d ranges, %d rows in the copy (%d distinct), model %d rows, "
           "table %d, differing %d" % (ok_initial, caught, ranges, len(initial), len(set(initial)),
                                       len(got), len(want), sum(1 for k in want if got.get(k) != want[k])))
