@@ -175,56 +175,40 @@ CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
 
 cluster_stop
 
+# stage TAG NAME COMMAND...: a test program of its own whose last line is
+# "TAG: N passed, M failed", or "TAG: 0 passed, 0 failed, skipped" (counted
+# as nothing); its failures, skips and sub-totals are shown
+stage() {
+	local tag=$1 name=$2 out rc line ok bad
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E "^FAIL|^     \||^skip|^info|^$tag(-[a-z]+)?:" | tail -40
+	printf '%s\n' "$out" | grep -qE "^$tag: 0 passed, 0 failed, skipped$" && return
+	line=$(printf '%s\n' "$out" | grep -E "^$tag: [0-9]+ passed, [0-9]+ failed$" | tail -1)
+	ok=$(printf '%s' "$line" | sed -E "s/^$tag: ([0-9]+) passed.*/\\1/")
+	bad=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	passed=$((passed + ${ok:-0}))
+	failed=$((failed + ${bad:-0}))
+	if [ $rc -ne 0 ] || [ -z "$line" ]; then
+		[ "${bad:-0}" -gt 0 ] || failed=$((failed + 1))
+		failures+=("$name")
+		[ -n "$line" ] || printf '%s\n' "$out" | tail -30
+	fi
+}
+
 # pg_bsonexport: the installed program, on its own throwaway cluster
 log "pg_bsonexport: exports read back by pymongo and libbson"
-exp_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh 2>&1)
-exp_rc=$?
-printf '%s\n' "$exp_out" | grep -E '^FAIL|^     \||^exporter:' | tail -40
-exp_line=$(printf '%s\n' "$exp_out" | grep -E '^exporter: [0-9]+ passed, [0-9]+ failed' | tail -1)
-exp_ok=$(printf '%s' "$exp_line" | sed -E 's/^exporter: ([0-9]+) passed.*/\1/')
-exp_bad=$(printf '%s' "$exp_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-passed=$((passed + ${exp_ok:-0}))
-failed=$((failed + ${exp_bad:-0}))
-if [ $exp_rc -ne 0 ] || [ -z "$exp_line" ]; then
-	[ "${exp_bad:-0}" -gt 0 ] || failed=$((failed + 1))
-	failures+=("pg_bsonexport tests")
-	[ -n "$exp_line" ] || printf '%s\n' "$exp_out" | tail -30
-fi
+stage exporter "pg_bsonexport tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh
 
 # pg_bsonstream: the installed program, on its own throwaway cluster
 log "pg_bsonstream: a first copy and the change stream through kills, restarts, errors"
-str_out=$(PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/stream/run.sh 2>&1)
-str_rc=$?
-printf '%s\n' "$str_out" | grep -E '^FAIL|^     \||^skip|^stream:' | tail -40
-str_line=$(printf '%s\n' "$str_out" | grep -E '^stream: [0-9]+ passed, [0-9]+ failed' | tail -1)
-str_ok=$(printf '%s' "$str_line" | sed -E 's/^stream: ([0-9]+) passed.*/\1/')
-str_bad=$(printf '%s' "$str_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-passed=$((passed + ${str_ok:-0}))
-failed=$((failed + ${str_bad:-0}))
-if [ $str_rc -ne 0 ] || [ -z "$str_line" ]; then
-	[ "${str_bad:-0}" -gt 0 ] || failed=$((failed + 1))
-	failures+=("pg_bsonstream tests")
-	[ -n "$str_line" ] || printf '%s\n' "$str_out" | tail -30
-fi
+stage stream "pg_bsonstream tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/stream/run.sh
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then
 	log "Citus: every function on distributed tables, on the workers"
-	cit_out=$(PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/citus/run.sh 2>&1)
-	cit_rc=$?
-	printf '%s\n' "$cit_out" | grep -E '^FAIL|^     \||^skip|^info|^citus(-export)?:' | tail -40
-	if ! printf '%s\n' "$cit_out" | grep -qE '^citus: 0 passed, 0 failed, skipped$'; then
-		cit_line=$(printf '%s\n' "$cit_out" | grep -E '^citus: [0-9]+ passed, [0-9]+ failed$' | tail -1)
-		cit_ok=$(printf '%s' "$cit_line" | sed -E 's/^citus: ([0-9]+) passed.*/\1/')
-		cit_bad=$(printf '%s' "$cit_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-		passed=$((passed + ${cit_ok:-0}))
-		failed=$((failed + ${cit_bad:-0}))
-		if [ $cit_rc -ne 0 ] || [ -z "$cit_line" ]; then
-			[ "${cit_bad:-0}" -gt 0 ] || failed=$((failed + 1))
-			failures+=("Citus tests")
-			[ -n "$cit_line" ] || printf '%s\n' "$cit_out" | tail -30
-		fi
-	fi
+	stage citus "Citus tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/citus/run.sh
 else
 	echo "skip: citus: Citus 13.2 is built here against PostgreSQL 15 only"
 fi
