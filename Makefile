@@ -76,37 +76,42 @@ installcheck-win1252:
 
 .PHONY: installcheck-encodings installcheck-latin1 installcheck-sql-ascii installcheck-win1252
 
-# pg_bsonexport and pg_bsonstream (exporter/): the command-line exporter and
-# the change streamer, built, installed and cleaned with the extension.  It is a libpq client, not part of
-# the server module, so it has its own Makefile; PG_CONFIG and the libpq
-# include directory are passed on so that both go to the same PostgreSQL.
+# The client programs (client/): pg_bsonexport, the exporter, and
+# pg_bsonstream, the change streamer, built, installed, uninstalled and
+# cleaned with the extension.  They are libpq clients, not part of the server
+# module, so they have their own Makefile; PG_CONFIG and the libpq include
+# directory are passed on so that both go to the same PostgreSQL.
 #
-# The extension needs only the server's headers; the exporter also needs
+# The extension needs only the server's headers; the programs also need
 # libpq's (libpq-dev on Debian), which a server-only setup may lack.  Then
-# both programs are skipped with a message (naming pg_bsonexport) rather
-# than failing the build.
-# libpq-fe.h is looked for where the exporter's Makefile takes libpq from,
+# both are skipped with a message naming them rather than failing the build.
+# libpq-fe.h is looked for where client/Makefile takes libpq from,
 # pg_config --includedir; LIBPQ_INCLUDEDIR=DIR overrides that (for both).
 ifndef LIBPQ_INCLUDEDIR
 LIBPQ_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir)
 endif
-EXPORTER_MAKE = $(MAKE) --no-print-directory -C exporter PG_CONFIG=$(PG_CONFIG) \
+CLIENT_MAKE = $(MAKE) --no-print-directory -C client PG_CONFIG=$(PG_CONFIG) \
 	LIBPQ_INCLUDEDIR=$(LIBPQ_INCLUDEDIR)
+CLIENT_PROGRAMS = pg_bsonexport pg_bsonstream
 
 ifneq ($(wildcard $(LIBPQ_INCLUDEDIR)/libpq-fe.h),)
-all: pg_bsonexport
-pg_bsonexport:
-	$(EXPORTER_MAKE)
-install: install-pg_bsonexport
-install-pg_bsonexport: pg_bsonexport
-	$(EXPORTER_MAKE) install
+all: client-programs
+client-programs:
+	$(CLIENT_MAKE)
+install: install-client-programs
+install-client-programs: client-programs
+	$(CLIENT_MAKE) install
 else
-all: skip-pg_bsonexport
-install: skip-pg_bsonexport
-skip-pg_bsonexport:
-	@echo "pg_bsonexport skipped: libpq-fe.h not found in $(LIBPQ_INCLUDEDIR) (install libpq's headers, e.g. libpq-dev)"
+all: skip-client-programs
+install: skip-client-programs
+skip-client-programs:
+	@echo "$(CLIENT_PROGRAMS) skipped: libpq-fe.h not found in $(LIBPQ_INCLUDEDIR) (install libpq's headers, e.g. libpq-dev)"
 endif
-clean: clean-pg_bsonexport
-clean-pg_bsonexport:
-	$(MAKE) --no-print-directory -C exporter clean
-.PHONY: pg_bsonexport install-pg_bsonexport skip-pg_bsonexport clean-pg_bsonexport
+uninstall: uninstall-client-programs
+uninstall-client-programs:
+	$(MAKE) --no-print-directory -C client PG_CONFIG=$(PG_CONFIG) uninstall
+clean: clean-client-programs
+clean-client-programs:
+	$(MAKE) --no-print-directory -C client clean
+.PHONY: client-programs install-client-programs skip-client-programs \
+	uninstall-client-programs clean-client-programs

@@ -187,7 +187,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 cluster_stop
 
 mbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN {printf "%.1f", b / t / 1e6}'; }
-GIT="$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && [ -n "$(git status --porcelain -- exporter 2>/dev/null)" ] && echo ' (uncommitted exporter changes)')"
+GIT="$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && [ -n "$(git status --porcelain -- client 2>/dev/null)" ] && echo ' (uncommitted exporter changes)')"
 PROVENANCE="_Commit $GIT; command \`$COMMAND\`._"
 {
 	echo "### pg_bsonexport benchmark"

@@ -4,7 +4,7 @@
 #   test/exporter/run.sh
 #
 # Assumes the extension is built and installed (make && make install); builds
-# the exporter from exporter/ with -Werror in a scratch directory (or tests
+# the exporter from client/ with -Werror in a scratch directory (or tests
 # PG_BSONEXPORT=/path/to/binary), the
 # libbson reader test/exporter/read_libbson.c, the COPY-parser and progress-line
 # unit tests and the LD_PRELOAD shim test/exporter/fail_rename.c.
@@ -49,11 +49,11 @@ else
 	# built in a copy: the objects stay out of the work tree, and a make clean
 	# running there meanwhile cannot pull the binary from under the tests;
 	# the copy keeps the layout, as the exporter compiles ../src/core/bson_reader.c
-	mkdir -p "$WORK/build/exporter" "$WORK/build/src/core"
-	cp exporter/Makefile exporter/*.[ch] "$WORK/build/exporter/"
+	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
+	cp client/Makefile client/*.[ch] "$WORK/build/client/"
 	cp src/core/bson_reader.[ch] src/core/bson_types.h "$WORK/build/src/core/"
-	make -s -C "$WORK/build/exporter" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
-	BIN=$WORK/build/exporter/pg_bsonexport
+	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
+	BIN=$WORK/build/client/pg_bsonexport
 fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
@@ -898,15 +898,15 @@ log "the top-level make where libpq's headers are missing"
 TREE=$WORK/tree
 mkdir -p "$TREE" "$WORK/no-libpq"
 cp Makefile bson_out.control bson_out--*.sql "$TREE/"
-find src exporter \( -name '*.[ch]' -o -name Makefile \) -exec cp --parents {} "$TREE/" \;
-SKIPPED="^pg_bsonexport skipped: libpq-fe.h not found in $WORK/no-libpq \(install libpq's headers"
+find src client \( -name '*.[ch]' -o -name Makefile \) -exec cp --parents {} "$TREE/" \;
+SKIPPED="^pg_bsonexport pg_bsonstream skipped: libpq-fe.h not found in $WORK/no-libpq \(install libpq's headers"
 make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" >"$WORK/make.out" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && [ -f "$TREE/bson_out.so" ] && [ ! -e "$TREE/exporter/pg_bsonexport" ] &&
+if [ "$rc" -eq 0 ] && [ -f "$TREE/bson_out.so" ] && [ ! -e "$TREE/client/pg_bsonexport" ] &&
 	[ "$(grep -c pg_bsonexport "$WORK/make.out")" = 1 ] && grep -Eq "$SKIPPED" "$WORK/make.out"; then
 	pass "make without libpq-fe.h: the extension built, pg_bsonexport skipped: $(grep pg_bsonexport "$WORK/make.out")"
 else
-	fail "make without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(ls "$TREE" "$TREE/exporter")"
+	fail "make without libpq-fe.h" "rc $rc; $(tail -5 "$WORK/make.out"); $(ls "$TREE" "$TREE/client")"
 fi
 make -C "$TREE" PG_CONFIG="$PG_BINDIR/pg_config" LIBPQ_INCLUDEDIR="$WORK/no-libpq" \
 	DESTDIR="$WORK/dest" install >"$WORK/make.out" 2>&1

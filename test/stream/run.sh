@@ -4,7 +4,7 @@
 #   test/stream/run.sh
 #
 # Assumes the extension is built and installed (make && make install); builds
-# pg_bsonstream from exporter/ with -Werror in a scratch directory (or tests
+# pg_bsonstream from client/ with -Werror in a scratch directory (or tests
 # PG_BSONSTREAM=/path/to/binary) and the libbson reader of the exporter's
 # tests.  The checks themselves are in check.py: a first copy and the stream
 # of a concurrent random workload replayed onto a model that must equal the
@@ -27,12 +27,12 @@ if [ -n "${PG_BSONSTREAM:-}" ]; then
 	BIN=$PG_BSONSTREAM
 else
 	# a copy, as test/exporter/run.sh does: the work tree's objects stay untouched
-	mkdir -p "$WORK/build/exporter" "$WORK/build/src/core"
-	cp exporter/Makefile exporter/*.[ch] "$WORK/build/exporter/"
+	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
+	cp client/Makefile client/*.[ch] "$WORK/build/client/"
 	cp src/core/bson_reader.[ch] src/core/bson_types.h "$WORK/build/src/core/"
-	make -s -C "$WORK/build/exporter" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
+	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
 		pg_bsonstream >/dev/null || exit 1
-	BIN=$WORK/build/exporter/pg_bsonstream
+	BIN=$WORK/build/client/pg_bsonstream
 fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
