@@ -58,10 +58,10 @@ fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
 cc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-Iexporter -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c exporter/copy_binary.c || exit 1
+	-Iclient -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c client/copy_binary.c || exit 1
 cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/exporter/fail_rename.c -ldl || exit 1
 cc -O1 -g -Wall -Wextra -Werror -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all \
-	-Iexporter -o "$WORK/test_progress" test/exporter/test_progress.c exporter/progress.c || exit 1
+	-Iclient -o "$WORK/test_progress" test/exporter/test_progress.c client/progress.c || exit 1
 
 # our own cluster, never one the environment points at
 unset PGHOST PGPORT PGDATABASE PGUSER

@@ -1,6 +1,6 @@
 /*
  * test_copy_binary.c
- *		Unit tests of exporter/copy_binary.c, the COPY binary format parser:
+ *		Unit tests of client/copy_binary.c, the COPY binary format parser:
  *		the same stream fed whole, byte by byte, and cut at every chunk size
  *		from 1 to 64 and at pseudo-random points, must give the same fields;
  *		malformed streams must be refused with a message, never crash.

@@ -1,6 +1,6 @@
 /*
  * test_progress.c
- *		The progress line's ETA (exporter/progress.c): an absurd estimate
+ *		The progress line's ETA (client/progress.c): an absurd estimate
  *		(a few rows after a long wait) is clamped before its conversion to
  *		int, which is undefined beyond int's range; built by run.sh with
  *		-fsanitize=float-cast-overflow, which stops on such a conversion.
