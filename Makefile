@@ -1,13 +1,15 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 1.0.0
+EXTVERSION = 1.1.0
 
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
 # src/common: what both directions share inside the server;
 # src/encode: PostgreSQL values -> BSON; src/decode: BSON -> PostgreSQL values;
-# src/stream: the logical decoding output plugin (_PG_output_plugin_init),
+# src/model: the document model (a table's collection, selection, _id and
+# document), which the output plugin and the SQL functions for the programs
+# share; src/stream: the logical decoding output plugin (_PG_output_plugin_init),
 # whose change events src/encode/change_to_bson.c writes.
 OBJS = \
 	src/bson_out.o \
@@ -26,6 +28,11 @@ OBJS = \
 	src/decode/bson_decode.o \
 	src/decode/bson_to_json.o \
 	src/decode/bson_to_jsonb.o \
+	src/model/collection_metadata.o \
+	src/model/collections.o \
+	src/model/row_document.o \
+	src/model/table_model.o \
+	src/model/table_patterns.o \
 	src/stream/output_plugin.o \
 	src/stream/stream_options.o \
 	src/stream/stream_tables.o
@@ -43,14 +50,14 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade \
-	stream_events stream_options
+	stream_events stream_options model
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not
 # (unused parameters in inline functions), so they are included as system
 # headers.
 PG_CFLAGS = -Wall -Wextra
-PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode -Isrc/stream \
+PG_CPPFLAGS = -Isrc/core -Isrc/common -Isrc/encode -Isrc/decode -Isrc/model -Isrc/stream \
 	-isystem $(shell $(PG_CONFIG) --includedir-server)
 EXTRA_CLEAN = test/results test/regression.diffs test/regression.out results regression.diffs regression.out
 

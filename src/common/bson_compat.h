@@ -176,6 +176,22 @@ bson_lltoa(int64 v, char *buf)
 #define bson_primary_key_index(rel) RelationGetPrimaryKeyIndex(rel)
 #endif
 
+/* build_attrmap_by_name() takes missing_ok from 16 on */
+#if PG_VERSION_NUM >= 160000
+#define bson_attrmap_by_name(indesc, outdesc) \
+	build_attrmap_by_name((indesc), (outdesc), false)
+#else
+#define bson_attrmap_by_name(indesc, outdesc) \
+	build_attrmap_by_name((indesc), (outdesc))
+#endif
+
+/* Unique indexes can treat NULLs as equal (NULLS NOT DISTINCT) from 15 on */
+#if PG_VERSION_NUM >= 150000
+#define BSON_INDEX_NULLS_NOT_DISTINCT(index) ((index)->indnullsnotdistinct)
+#else
+#define BSON_INDEX_NULLS_NOT_DISTINCT(index) false
+#endif
+
 /*
  * The output plugin's entry point is declared by replication/output_plugin.h
  * from 16 on (exported, as extensions are built with hidden symbols).

@@ -5,10 +5,9 @@
  *
  * An event, in this order:
  *
- *	_id						{_data: resume token}: 16 hex digits of the commit
- *							record's LSN, then 16 of the event's position in
- *							its transaction; fixed width, so that tokens sort
- *							as strings in stream order
+ *	_id						{_data: resume token}: the commit record's LSN
+ *							and the event's position in its transaction, laid
+ *							out as src/core/resume_token.h says
  *	operationType			"insert", "update", "delete" or "truncate"
  *	clusterTime				timestamp: the commit's seconds since 1970, and
  *							the position as increment
@@ -29,20 +28,7 @@
 
 #include "miscadmin.h"
 
-/* Resume token: two 64-bit numbers as fixed-width upper-case hex */
-#define TOKEN_HEX_LEN	32
-
-static void
-put_hex64(char *out, uint64 v)
-{
-	static const char digits[] = "0123456789ABCDEF";
-
-	for (int i = 15; i >= 0; i--)
-	{
-		out[i] = digits[v & 0xF];
-		v >>= 4;
-	}
-}
+#include "resume_token.h"
 
 /* TimestampTz (microseconds since 2000) as a floored division by unit */
 static int64
@@ -150,17 +136,15 @@ append_column(BsonWriter *w, const BsonChangeTable *table, int i,
 }
 
 /*
- * A row as a document under name: the key first (if any), then the columns
- * in their order, missing values left out.  Returns where the columns'
- * elements start in the writer's buffer; they end before the document's
- * last byte.
+ * A row's elements: the key first (if any), then the columns in their
+ * order, missing values left out.  Returns where the columns' elements
+ * start in the writer's buffer.
  */
 static Size
-append_row_document(BsonWriter *w, const char *name, int namelen,
-					const BsonChangeTable *table, const BsonChangeKey *key,
-					const BsonChangeRow *row, bool omit_nulls)
+append_row_elements(BsonWriter *w, const BsonChangeTable *table,
+					const BsonChangeKey *key, const BsonChangeRow *row,
+					bool omit_nulls)
 {
-	Size		doc = bson_append_document_begin(w, name, namelen);
 	Size		columns;
 
 	if (key)
@@ -174,8 +158,41 @@ append_row_document(BsonWriter *w, const char *name, int namelen,
 			continue;
 		append_column(w, table, i, row, omit_nulls);
 	}
+	return columns;
+}
+
+/*
+ * A row as a document under name.  Returns where the columns' elements
+ * start in the writer's buffer; they end before the document's last byte.
+ */
+static Size
+append_row_document(BsonWriter *w, const char *name, int namelen,
+					const BsonChangeTable *table, const BsonChangeKey *key,
+					const BsonChangeRow *row, bool omit_nulls)
+{
+	Size		doc = bson_append_document_begin(w, name, namelen);
+	Size		columns = append_row_elements(w, table, key, row, omit_nulls);
+
 	bson_close(w, doc);
 	return columns;
+}
+
+bytea *
+bson_row_document(const BsonChangeTable *table, const BsonChangeRow *row,
+				  bool omit_nulls)
+{
+	BsonChangeKey key;
+	bool		keyed = table->nkeys > 0;
+	BsonWriter	w;
+	Size		doc;
+
+	if (keyed)
+		bson_change_key(&key, table, row);
+	bson_writer_init(&w, 256 + (keyed ? key.len : 0));
+	doc = bson_open(&w);
+	append_row_elements(&w, table, keyed ? &key : NULL, row, omit_nulls);
+	bson_close(&w, doc);
+	return bson_writer_finish(&w);
 }
 
 /* Column names as a BSON array under name */
@@ -306,16 +323,15 @@ static const char *const op_names[] = {
 static void
 append_head(BsonWriter *w, BsonChangeOp op, const BsonChangeTxn *txn)
 {
-	char		token[TOKEN_HEX_LEN];
+	char		token[RESUME_TOKEN_LEN];
 	Size		id;
 	uint32		increment;
 	int64		seconds;
 	const char *opname = op_names[op];
 
-	put_hex64(token, (uint64) txn->commit_lsn);
-	put_hex64(token + 16, txn->position);
+	resume_token_format(token, (uint64) txn->commit_lsn, txn->position);
 	id = bson_append_document_begin(w, "_id", 3);
-	bson_append_string(w, "_data", 5, token, TOKEN_HEX_LEN);
+	bson_append_string(w, "_data", 5, token, RESUME_TOKEN_LEN);
 	bson_close(w, id);
 
 	bson_append_string(w, "operationType", 13, opname, strlen(opname));

@@ -106,6 +106,13 @@ bson_change_keys_equal(const BsonChangeKey *a, const BsonChangeKey *b)
 	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
 
+/*
+ * A row (none of whose values is missing) as its document: the key as _id,
+ * then the columns; the same bytes as the row's fullDocument in an event.
+ */
+extern bytea *bson_row_document(const BsonChangeTable *table,
+								const BsonChangeRow *row, bool omit_nulls);
+
 /* The event as one BSON document (a bytea, as the writer makes them) */
 extern bytea *bson_change_event(const BsonChangeEvent *ev,
 								const BsonChangeTxn *txn,

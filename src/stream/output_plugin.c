@@ -30,6 +30,7 @@
 #include "change_to_bson.h"
 #include "stream_options.h"
 #include "stream_tables.h"
+#include "table_model.h"
 
 typedef struct StreamState
 {
@@ -176,6 +177,24 @@ deform_row(BsonChangeRow *row, HeapTuple tuple, TupleDesc desc)
 	}
 }
 
+/*
+ * A row of the change as the table's model reads it: a partition streamed
+ * as its root has its values put in the root's columns.
+ */
+static void
+change_row(BsonChangeRow *row, const BsonStreamTable *table, HeapTuple tuple,
+		   TupleDesc desc)
+{
+	deform_row(row, tuple, desc);
+	if (table->column_map != NULL)
+	{
+		BsonChangeRow own = *row;
+
+		bson_row_to_root(row, &own, table->column_map,
+						 table->change.tupdesc->natts);
+	}
+}
+
 static bool
 is_key_column(const BsonChangeTable *t, int column)
 {
@@ -253,7 +272,7 @@ change_insert(LogicalDecodingContext *ctx, StreamState *st,
 	BsonChangeKey key;
 	BsonChangeEvent ev = {0};
 
-	deform_row(&row, newtup, desc);
+	change_row(&row, table, newtup, desc);
 	ev.op = BSON_CHANGE_INSERT;
 	ev.table = t;
 	ev.row = &row;
@@ -282,12 +301,12 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 	BsonChangeEvent ev = {0};
 	bool		old_whole = false;
 
-	deform_row(&row, newtup, desc);
+	change_row(&row, table, newtup, desc);
 	if (oldtup != NULL)
 	{
-		deform_row(&old, oldtup, desc);
+		change_row(&old, table, oldtup, desc);
 		old_whole = t->old_row_whole;
-		fill_from_old(&row, &old, t, desc->natts);
+		fill_from_old(&row, &old, t, t->tupdesc->natts);
 	}
 	ev.table = t;
 	ev.old = old_whole ? &old : NULL;
@@ -344,7 +363,7 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 	ev.table = t;
 	if (oldtup != NULL)
 	{
-		deform_row(&old, oldtup, desc);
+		change_row(&old, table, oldtup, desc);
 		if (t->old_row_whole)
 			ev.old = &old;
 		if (t->nkeys > 0 && !key_missing(&old, t))
@@ -396,8 +415,9 @@ bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 }
 
 /*
- * A truncate (not a MongoDB event): one event per selected table, in the
- * order the command names them, each with its ns.
+ * A truncate (not a MongoDB event): one event per selected collection, in
+ * the order the command names the tables, each with its ns; the partitions
+ * of a table streamed as their root make one event, the root's.
  */
 static void
 bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
@@ -406,24 +426,35 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
-	int			last = -1;
+	BsonStreamTable **events = palloc(sizeof(BsonStreamTable *) * Max(nrelations, 1));
+	Oid		   *collections = palloc(sizeof(Oid) * Max(nrelations, 1));
+	int			nevents = 0;
 
 	(void) change;
 	for (int i = 0; i < nrelations; i++)
-		if (bson_stream_table(relations[i], &st->options, stream_db(st))->selected)
-			last = i;
-	for (int i = 0; i <= last; i++)
 	{
 		BsonStreamTable *table = bson_stream_table(relations[i], &st->options,
 												   stream_db(st));
-		BsonChangeEvent ev = {0};
+		Oid			collection = OidIsValid(table->root) ? table->root : table->relid;
+		bool		seen = false;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!table->selected)
 			continue;
+		for (int j = 0; j < nevents && !seen; j++)
+			seen = collections[j] == collection;
+		if (seen)
+			continue;
+		collections[nevents] = collection;
+		events[nevents++] = table;
+	}
+	for (int i = 0; i < nevents; i++)
+	{
+		BsonChangeEvent ev = {0};
+
 		ev.op = BSON_CHANGE_TRUNCATE;
-		ev.table = &table->change;
-		emit(ctx, st, txn, &ev, i == last);
+		ev.table = &events[i]->change;
+		emit(ctx, st, txn, &ev, i == nevents - 1);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->change_cxt);

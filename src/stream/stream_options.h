@@ -19,6 +19,7 @@ typedef struct BsonStreamOptions
 	List	   *exclude_tables; /* of TablePattern */
 	char	   *ns_db;			/* ns.db; NULL: the database's name */
 	bool		include_schema; /* coll is always schema.table */
+	bool		partition_root; /* a partition's changes are its root's */
 	BsonChangeOptions change;	/* full-document, full-document-before-change,
 								 * omit-nulls */
 } BsonStreamOptions;
@@ -28,9 +29,5 @@ typedef struct BsonStreamOptions
  * memory context; an unknown option or a bad value is an error (22023).
  */
 extern void bson_stream_options_parse(BsonStreamOptions *opts, List *options);
-
-/* Do the table filters let the table schema.name through? */
-extern bool bson_stream_table_selected(const BsonStreamOptions *opts,
-									   const char *schema, const char *name);
 
 #endif							/* STREAM_OPTIONS_H */

@@ -13,6 +13,7 @@
  * whose mapping reads a named composite type cannot tell which relcache
  * invalidation concerns that type, so it is worked out again on any of them;
  * a schema renamed changes the names of its tables, so that marks them all.
+ * A partition streamed as its root is worked out again when the root is.
  *
  * The callbacks cannot be unregistered and outlive the session; the hash
  * table lives in CacheMemoryContext, not in the decoding context, so that
@@ -29,9 +30,12 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "table_model.h"
+
 static MemoryContext tables_cxt = NULL;
 static HTAB *tables = NULL;
 static bool tables_have_composites = false;
+static bool tables_have_partitions = false;
 static bool callbacks_registered = false;
 
 static void
@@ -44,6 +48,21 @@ invalidate_all(bool composites_only)
 	while ((entry = (BsonStreamTable *) hash_seq_search(&seq)) != NULL)
 	{
 		if (!composites_only || entry->has_composites)
+			entry->valid = false;
+	}
+}
+
+/* Partitions streamed as root: their root's definition is their model */
+static void
+invalidate_partitions_of(Oid root)
+{
+	HASH_SEQ_STATUS seq;
+	BsonStreamTable *entry;
+
+	hash_seq_init(&seq, tables);
+	while ((entry = (BsonStreamTable *) hash_seq_search(&seq)) != NULL)
+	{
+		if (entry->root == root)
 			entry->valid = false;
 	}
 }
@@ -64,9 +83,11 @@ relcache_changed(Datum arg, Oid relid)
 	entry = (BsonStreamTable *) hash_search(tables, &relid, HASH_FIND, NULL);
 	if (entry)
 		entry->valid = false;
-	/* the relid may be a composite type's */
+	/* the relid may be a composite type's, or a partitioned table's */
 	if (tables_have_composites)
 		invalidate_all(true);
+	if (tables_have_partitions)
+		invalidate_partitions_of(relid);
 }
 
 static void
@@ -96,6 +117,7 @@ bson_stream_tables_start(void)
 	tables = hash_create("bson_out tables", 64, &ctl,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	tables_have_composites = false;
+	tables_have_partitions = false;
 	if (!callbacks_registered)
 	{
 		CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
@@ -113,102 +135,13 @@ bson_stream_tables_end(void)
 	tables = NULL;
 }
 
-/*
- * documentKey's columns: the replica identity's index (the primary key by
- * default), in the index's order; with REPLICA IDENTITY FULL the primary key
- * if there is one, else every column (the whole row is then the identity).
- * None with REPLICA IDENTITY NOTHING or without a key to use: the WAL then
- * holds nothing to identify an updated or deleted row by.
- */
-static void
-find_key_columns(BsonStreamTable *entry, Relation rel)
-{
-	BsonChangeTable *t = &entry->change;
-	char		identity = rel->rd_rel->relreplident;
-	Oid			index = InvalidOid;
-
-	t->nkeys = 0;
-	t->keys = NULL;
-	t->old_row_whole = identity == REPLICA_IDENTITY_FULL;
-	if (identity == REPLICA_IDENTITY_DEFAULT || identity == REPLICA_IDENTITY_INDEX)
-		index = RelationGetReplicaIndex(rel);
-	else if (identity == REPLICA_IDENTITY_FULL)
-		index = bson_primary_key_index(rel);
-
-	if (OidIsValid(index))
-	{
-		Relation	irel = RelationIdGetRelation(index);
-
-		if (!RelationIsValid(irel))
-			elog(ERROR, "could not open index %u of table %s", index, entry->name);
-		t->nkeys = IndexRelationGetNumberOfKeyAttributes(irel);
-		t->keys = MemoryContextAlloc(entry->mcxt, sizeof(int) * Max(t->nkeys, 1));
-		for (int i = 0; i < t->nkeys; i++)
-		{
-			AttrNumber	attnum = irel->rd_index->indkey.values[i];
-
-			/* identity indexes have no expressions */
-			if (attnum <= 0)
-				elog(ERROR, "index %u of table %s has an expression column",
-					 index, entry->name);
-			t->keys[i] = attnum - 1;
-		}
-		RelationClose(irel);
-	}
-	else if (identity == REPLICA_IDENTITY_FULL)
-	{
-		TupleDesc	desc = t->tupdesc;
-
-		t->keys = MemoryContextAlloc(entry->mcxt, sizeof(int) * Max(desc->natts, 1));
-		for (int i = 0; i < desc->natts; i++)
-			if (!TupleDescAttr(desc, i)->attisdropped)
-				t->keys[t->nkeys++] = i;
-	}
-}
-
-/*
- * A column named _id: documents with a key start with _id, so the column is
- * left out of them.  Where the column is part of the key its value is in _id
- * anyway; where it is not, say so once.
- */
-static void
-find_id_column(BsonStreamTable *entry)
-{
-	BsonChangeTable *t = &entry->change;
-	bool		in_key = false;
-
-	t->id_column = -1;
-	for (int i = 0; i < t->tupdesc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(t->tupdesc, i);
-
-		if (!att->attisdropped && strcmp(NameStr(att->attname), "_id") == 0)
-			t->id_column = i;
-	}
-	if (t->id_column < 0 || t->nkeys == 0)
-		return;
-	for (int i = 0; i < t->nkeys; i++)
-		if (t->keys[i] == t->id_column)
-			in_key = true;
-	if (!in_key && !entry->warned_id_column)
-	{
-		entry->warned_id_column = true;
-		ereport(WARNING,
-				(errmsg("column \"_id\" of table %s is left out of its change events",
-						entry->name),
-				 errdetail("Documents of a table with a replica identity start with _id, the key, and the column is not part of the key."),
-				 errhint("Rename the column, or make it the table's replica identity.")));
-	}
-}
-
 static void
 build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			const char *db)
 {
-	const char *schema = get_namespace_name(RelationGetNamespace(rel));
-	const char *relname = RelationGetRelationName(rel);
+	Oid			relid = RelationGetRelid(rel);
+	Oid			table = bson_collection_table(relid, opts->partition_root);
 	BsonChangeTable *t = &entry->change;
-	MemoryContext old;
 
 	/*
 	 * Valid from the start: an invalidation that arrives while the catalogs
@@ -222,27 +155,51 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 										ALLOCSET_SMALL_SIZES);
 	memset(t, 0, sizeof(*t));
 	entry->has_composites = false;
-	if (schema == NULL)
-		elog(ERROR, "cache lookup failed for namespace %u", RelationGetNamespace(rel));
+	entry->root = InvalidOid;
+	entry->column_map = NULL;
+	entry->natts = RelationGetDescr(rel)->natts;
 	entry->name = MemoryContextStrdup(entry->mcxt,
-									  quote_qualified_identifier(schema, relname));
-	entry->selected = bson_stream_table_selected(opts, schema, relname);
+									  quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+																 RelationGetRelationName(rel)));
+	/* partitions that are tables of their own leave their root no rows */
+	entry->selected = (opts->partition_root ||
+					   rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
+		bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
+							opts->partition_root);
 	if (entry->selected)
 	{
-		const char *coll = relname;
+		Relation	model = rel;
+		bool		id_left_out;
 
-		if (opts->include_schema || strcmp(schema, "public") != 0)
-			coll = psprintf("%s.%s", schema, relname);
-		bson_change_table_ns(t, db, coll, entry->mcxt);
-		t->columns = bson_record_cache_for_tupdesc(RelationGetDescr(rel), entry->mcxt);
-		old = MemoryContextSwitchTo(entry->mcxt);
-		t->tupdesc = CreateTupleDescCopy(RelationGetDescr(rel));
-		MemoryContextSwitchTo(old);
+		bson_change_table_ns(t, db, bson_collection_name(table, opts->include_schema),
+							 entry->mcxt);
+		if (table != relid)
+		{
+			model = RelationIdGetRelation(table);
+			if (!RelationIsValid(model))
+				elog(ERROR, "could not open partitioned table %u of partition %s",
+					 table, entry->name);
+			entry->root = table;
+			tables_have_partitions = true;
+		}
+		id_left_out = bson_table_model_build(t, model, entry->mcxt);
+		if (table != relid)
+		{
+			entry->column_map = bson_partition_column_map(RelationGetDescr(rel),
+														  RelationGetDescr(model),
+														  entry->mcxt);
+			/* the WAL holds old rows as the partition's identity says */
+			t->old_row_whole = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL;
+			RelationClose(model);
+		}
 		entry->has_composites = bson_record_cache_has_composites(t->columns);
 		if (entry->has_composites)
 			tables_have_composites = true;
-		find_key_columns(entry, rel);
-		find_id_column(entry);
+		if (id_left_out && !entry->warned_id_column)
+		{
+			entry->warned_id_column = true;
+			bson_warn_id_column_left_out(entry->name);
+		}
 	}
 }
 
@@ -265,7 +222,7 @@ bson_stream_table(Relation rel, const BsonStreamOptions *opts, const char *db)
 	 * rows of another column count cannot be read with this mapping.
 	 */
 	if (!entry->valid ||
-		(entry->selected && entry->change.tupdesc->natts != RelationGetDescr(rel)->natts))
+		(entry->selected && entry->natts != RelationGetDescr(rel)->natts))
 		build_table(entry, rel, opts, db);
 	return entry;
 }

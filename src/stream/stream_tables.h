@@ -1,8 +1,9 @@
 /*
  * stream_tables.h
  *		What the output plugin knows about each table it has seen: selected
- *		or not, its ns, its replica identity and its column mapping, kept
- *		until the table's definition changes.
+ *		or not, its ns, its replica identity and its column mapping (the
+ *		document model of table_model.h), kept until the table's definition
+ *		changes.
  */
 #ifndef STREAM_TABLES_H
 #define STREAM_TABLES_H
@@ -22,6 +23,11 @@ typedef struct BsonStreamTable
 	bool		warned_no_identity; /* warnings are given once per session */
 	bool		warned_id_column;
 	bool		has_composites; /* its mapping reads named row types */
+	Oid			root;			/* a partition streamed as its root table:
+								 * the root, else InvalidOid */
+	int		   *column_map;		/* with root: each root column's column of
+								 * this table, -1 for none */
+	int			natts;			/* this table's columns when worked out */
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;

@@ -1,0 +1,140 @@
+/*
+ * collection_metadata.c
+ *		<coll>.metadata.json: {"indexes": [...], "collectionName": coll,
+ *		"type": "collection"}, canonical Extended JSON.
+ *
+ * The indexes are the _id index, which every collection has, and one
+ * unique index per unique index of the table (UNIQUE constraints have one)
+ * other than the key's, so that MongoDB refuses what PostgreSQL refuses:
+ * named after the PostgreSQL index, its key columns in order, descending
+ * ones as -1.  A unique index whose key a document cannot hold the same way
+ * is left out: one with an expression or a predicate (partial), one on a
+ * column left out of the documents or whose name MongoDB reads as a path
+ * (a dot, a leading $).  PostgreSQL's unique indexes let rows with a NULL
+ * key column pass (unless NULLS NOT DISTINCT); MongoDB indexes a null like
+ * any value, so those get a partialFilterExpression that indexes only the
+ * documents whose nullable key columns are of a type other than null.
+ */
+#include "collection_metadata.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "catalog/pg_index.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/json.h"
+#include "utils/relcache.h"
+
+/* Every BSON type alias of MongoDB's $type but null and undefined */
+#define NON_NULL_TYPES "[\"double\",\"string\",\"object\",\"array\",\"binData\"," \
+	"\"objectId\",\"bool\",\"date\",\"regex\",\"dbPointer\",\"javascript\"," \
+	"\"symbol\",\"javascriptWithScope\",\"int\",\"timestamp\",\"long\"," \
+	"\"decimal\",\"minKey\",\"maxKey\"]"
+
+static bool
+is_key_column(const BsonChangeTable *model, int column)
+{
+	for (int i = 0; i < model->nkeys; i++)
+		if (model->keys[i] == column)
+			return true;
+	return false;
+}
+
+/*
+ * Append index irel of rel as a unique index, if a document can hold its
+ * key as PostgreSQL does; returns whether it was.
+ */
+static bool
+append_unique_index(StringInfo out, Relation rel, Relation irel,
+					const BsonChangeTable *model)
+{
+	Form_pg_index index = irel->rd_index;
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(irel);
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		same_as_key = nkeys == model->nkeys;
+	bool		nullable = false;
+
+	if (!index->indisunique || !index->indisvalid || !index->indislive ||
+		!heap_attisnull(irel->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
+		!heap_attisnull(irel->rd_indextuple, Anum_pg_index_indpred, NULL))
+		return false;
+	for (int i = 0; i < nkeys; i++)
+	{
+		int			column = index->indkey.values[i] - 1;
+		const char *name;
+
+		if (column < 0 || column == model->id_column)
+			return false;
+		name = NameStr(TupleDescAttr(desc, column)->attname);
+		if (name[0] == '$' || strchr(name, '.') != NULL)
+			return false;
+		if (!is_key_column(model, column))
+			same_as_key = false;
+		if (!TupleDescAttr(desc, column)->attnotnull)
+			nullable = true;
+	}
+	/* the key's own index is _id's */
+	if (same_as_key)
+		return false;
+
+	appendStringInfoString(out, ",{\"v\":{\"$numberInt\":\"2\"},\"unique\":true,\"key\":{");
+	for (int i = 0; i < nkeys; i++)
+	{
+		int			column = index->indkey.values[i] - 1;
+		bool		desc_order = (irel->rd_indoption[i] & INDOPTION_DESC) != 0;
+
+		if (i > 0)
+			appendStringInfoChar(out, ',');
+		escape_json(out, NameStr(TupleDescAttr(desc, column)->attname));
+		appendStringInfo(out, ":{\"$numberInt\":\"%s\"}", desc_order ? "-1" : "1");
+	}
+	appendStringInfoString(out, "},\"name\":");
+	escape_json(out, RelationGetRelationName(irel));
+	if (nullable && !BSON_INDEX_NULLS_NOT_DISTINCT(index))
+	{
+		bool		first = true;
+
+		appendStringInfoString(out, ",\"partialFilterExpression\":{");
+		for (int i = 0; i < nkeys; i++)
+		{
+			int			column = index->indkey.values[i] - 1;
+			Form_pg_attribute att = TupleDescAttr(desc, column);
+
+			if (att->attnotnull)
+				continue;
+			if (!first)
+				appendStringInfoChar(out, ',');
+			first = false;
+			escape_json(out, NameStr(att->attname));
+			appendStringInfoString(out, ":{\"$type\":" NON_NULL_TYPES "}");
+		}
+		appendStringInfoChar(out, '}');
+	}
+	appendStringInfoChar(out, '}');
+	return true;
+}
+
+char *
+bson_collection_metadata(Relation rel, const BsonChangeTable *model,
+						 const char *coll)
+{
+	StringInfoData out;
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	initStringInfo(&out);
+	appendStringInfoString(&out, "{\"indexes\":[{\"v\":{\"$numberInt\":\"2\"},"
+						   "\"key\":{\"_id\":{\"$numberInt\":\"1\"}},\"name\":\"_id_\"}");
+	foreach(lc, indexes)
+	{
+		Relation	irel = index_open(lfirst_oid(lc), AccessShareLock);
+
+		append_unique_index(&out, rel, irel, model);
+		index_close(irel, AccessShareLock);
+	}
+	list_free(indexes);
+	appendStringInfoString(&out, "],\"collectionName\":");
+	escape_json(&out, coll);
+	appendStringInfoString(&out, ",\"type\":\"collection\"}");
+	return out.data;
+}

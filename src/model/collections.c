@@ -1,0 +1,247 @@
+/*
+ * collections.c
+ *		bson_collections(include_tables, exclude_tables, ns_db,
+ *		include_schema, partition_root, omit_nulls): the collections a table
+ *		selection gives, one row per table that holds their rows, with the
+ *		query that reads its documents and the collection's metadata.
+ *
+ * This is what the first copy of pg_bsonstream and pg_bsonexport --out-dir
+ * ask, so that they select, name and write exactly what the output plugin
+ * streams: the filters are table_patterns.c's, the names and the documents
+ * table_model.h's.
+ */
+#include "bson_compat.h"
+
+#include "access/relation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "collection_metadata.h"
+#include "table_model.h"
+#include "table_patterns.h"
+
+/*
+ * The tables that can hold rows and be streamed: regular tables and
+ * partitions, logged, outside the system's schemas (pg_catalog, pg_toast,
+ * the temporary ones; a user cannot name a schema pg_*).
+ */
+static const char *const candidates_sql =
+"SELECT c.oid FROM pg_catalog.pg_class c"
+" JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+" WHERE c.relkind = 'r' AND c.relpersistence = 'p'"
+" AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'";
+
+#define NCOLUMNS 7
+
+typedef struct Source
+{
+	Oid			relid;			/* read by the query */
+	Oid			table;			/* the collection's table */
+	char	   *coll;
+	char	   *name;			/* relid's qualified name, for the order */
+} Source;
+
+/* The patterns of an array of lists (NULL or empty: none) */
+static List *
+patterns_of(ArrayType *lists, const char *argname)
+{
+	Datum	   *items;
+	bool	   *nulls;
+	int			n;
+	List	   *patterns = NIL;
+	char	   *errmsg_text = psprintf("invalid value for %s of bson_collections", argname);
+
+	if (lists == NULL)
+		return NIL;
+	deconstruct_array(lists, TEXTOID, -1, false, TYPALIGN_INT, &items, &nulls, &n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s", errmsg_text),
+					 errdetail("An element of the array is NULL; each element is a list of schema.table patterns.")));
+		patterns = bson_table_patterns_parse(patterns, TextDatumGetCString(items[i]),
+											 errmsg_text);
+	}
+	return patterns;
+}
+
+static int
+source_cmp(const void *a, const void *b)
+{
+	const Source *x = (const Source *) a;
+	const Source *y = (const Source *) b;
+	int			c = strcmp(x->coll, y->coll);
+
+	return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+static Oid *
+candidate_tables(int *n)
+{
+	Oid		   *oids;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(candidates_sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list the tables: %s", candidates_sql);
+	*n = (int) SPI_processed;
+	oids = MemoryContextAlloc(TopTransactionContext, sizeof(Oid) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		bool		isnull;
+
+		oids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+												 SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	return oids;
+}
+
+/* The collection's metadata: its table's model, worked out in a scratch context */
+static char *
+metadata_of(Oid table, const char *coll)
+{
+	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+												  "bson_collections metadata",
+												  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(scratch);
+	Relation	rel = relation_open(table, AccessShareLock);
+	BsonChangeTable model = {0};
+	char	   *text;
+
+	bson_table_model_build(&model, rel, scratch);
+	text = bson_collection_metadata(rel, &model, coll);
+	relation_close(rel, AccessShareLock);
+	MemoryContextSwitchTo(old);
+	text = pstrdup(text);
+	MemoryContextDelete(scratch);
+	return text;
+}
+
+PG_FUNCTION_INFO_V1(bson_collections);
+Datum
+bson_collections(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *include = patterns_of(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0),
+									  "include_tables");
+	List	   *exclude = patterns_of(PG_ARGISNULL(1) ? NULL : PG_GETARG_ARRAYTYPE_P(1),
+									  "exclude_tables");
+	char	   *db = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	bool		include_schema = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	bool		partition_root = PG_ARGISNULL(4) || PG_GETARG_BOOL(4);
+	bool		omit_nulls = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+	char	   *schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+	TupleDesc	tupdesc;
+	Tuplestorestate *store;
+	MemoryContext old;
+	Oid		   *oids;
+	int			ncandidates;
+	Source	   *sources;
+	int			nsources = 0;
+	ListCell   *lc;
+	Oid			metadata_table = InvalidOid;
+	char	   *metadata = NULL;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bson_collections must be called in a FROM clause")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (db == NULL)
+		db = get_database_name(MyDatabaseId);
+	if (db == NULL || db[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for ns_db of bson_collections"),
+				 errdetail("The database name written in ns.db cannot be empty.")));
+
+	oids = candidate_tables(&ncandidates);
+	sources = palloc(sizeof(Source) * Max(ncandidates, 1));
+	for (int i = 0; i < ncandidates; i++)
+	{
+		Oid			relid = oids[i];
+		char	   *relschema;
+		char	   *relname;
+		Source	   *s;
+
+		CHECK_FOR_INTERRUPTS();
+		relschema = get_namespace_name(get_rel_namespace(relid));
+		relname = get_rel_name(relid);
+		/* dropped since the list was read */
+		if (relschema == NULL || relname == NULL)
+			continue;
+		if (!bson_table_selected(include, exclude, relid, partition_root))
+			continue;
+		s = &sources[nsources++];
+		s->relid = relid;
+		s->table = bson_collection_table(relid, partition_root);
+		s->coll = bson_collection_name(s->table, include_schema);
+		s->name = quote_qualified_identifier(relschema, relname);
+	}
+	qsort(sources, nsources, sizeof(Source), source_cmp);
+
+	foreach(lc, include)
+	{
+		TablePattern *p = (TablePattern *) lfirst(lc);
+
+		if (!p->used)
+			ereport(WARNING,
+					(errmsg("include-tables pattern \"%s\" selects no table", p->text),
+					 errhint("Patterns are schema.table, * for any run of characters; a partition is selected by its root table's name unless partition_root is off.")));
+	}
+
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tupdesc = CreateTupleDescCopy(tupdesc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+
+	for (int i = 0; i < nsources; i++)
+	{
+		Source	   *s = &sources[i];
+		Datum		values[NCOLUMNS];
+		bool		nulls[NCOLUMNS] = {0};
+		Relation	rel;
+
+		CHECK_FOR_INTERRUPTS();
+		if (s->table != metadata_table)
+		{
+			metadata = metadata_of(s->table, s->coll);
+			metadata_table = s->table;
+		}
+		/* the lock keeps the table as it is listed until the transaction ends */
+		rel = relation_open(s->relid, AccessShareLock);
+		values[0] = CStringGetTextDatum(db);
+		values[1] = CStringGetTextDatum(s->coll);
+		values[2] = ObjectIdGetDatum(s->table);
+		values[3] = ObjectIdGetDatum(s->relid);
+		values[4] = Int64GetDatum((int64) RelationGetNumberOfBlocks(rel));
+		values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t, %s, %s) FROM ONLY %s t",
+												 quote_identifier(schema),
+												 omit_nulls ? "true" : "false",
+												 partition_root ? "true" : "false",
+												 s->name));
+		values[6] = CStringGetTextDatum(metadata);
+		relation_close(rel, NoLock);
+		tuplestore_putvalues(store, tupdesc, values, nulls);
+	}
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = tupdesc;
+	return (Datum) 0;
+}

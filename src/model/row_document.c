@@ -1,0 +1,129 @@
+/*
+ * row_document.c
+ *		bson_document(rec record, omit_nulls boolean, partition_root
+ *		boolean) returns bytea: the MongoDB document a table's row becomes,
+ *		as table_model.h defines it and as the change events' fullDocument
+ *		writes it: _id (the key) first, then the columns.
+ *
+ * The table is the row type's; its model (column mapping, key, a
+ * partition's map onto its root) is worked out once per query and kept in
+ * fn_extra.
+ */
+#include "bson_compat.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "change_to_bson.h"
+#include "table_model.h"
+
+typedef struct DocumentCache
+{
+	Oid			typid;			/* the row type it was worked out for */
+	bool		partition_root;
+	MemoryContext mcxt;			/* everything below */
+	TupleDesc	own;			/* the row type's columns */
+	int		   *column_map;		/* a partition read as its root: see
+								 * bson_partition_column_map; else NULL */
+	BsonChangeTable model;
+} DocumentCache;
+
+static DocumentCache *
+document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
+{
+	DocumentCache *cache = (DocumentCache *) flinfo->fn_extra;
+	Oid			relid = get_typ_typrelid(typid);
+	Oid			table;
+	Relation	rel;
+	Relation	model;
+	MemoryContext old;
+
+	if (cache != NULL && cache->typid == typid &&
+		cache->partition_root == partition_root)
+		return cache;
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bson_document needs a row of a table, not a value of type %s",
+						format_type_be(typid)),
+				 errhint("Pass the table's row, as in SELECT bson_document(t) FROM t; row_to_bson converts any record.")));
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(DocumentCache));
+		cache->mcxt = AllocSetContextCreate(flinfo->fn_mcxt, "bson_document",
+											ALLOCSET_SMALL_SIZES);
+		flinfo->fn_extra = cache;
+	}
+	else
+		MemoryContextReset(cache->mcxt);
+	cache->typid = InvalidOid;
+	cache->partition_root = partition_root;
+	cache->column_map = NULL;
+	memset(&cache->model, 0, sizeof(cache->model));
+
+	rel = relation_open(relid, AccessShareLock);
+	old = MemoryContextSwitchTo(cache->mcxt);
+	cache->own = CreateTupleDescCopy(RelationGetDescr(rel));
+	MemoryContextSwitchTo(old);
+	table = bson_collection_table(relid, partition_root);
+	model = table == relid ? rel : relation_open(table, AccessShareLock);
+	if (bson_table_model_build(&cache->model, model, cache->mcxt))
+		bson_warn_id_column_left_out(quote_qualified_identifier(get_namespace_name(RelationGetNamespace(model)),
+																RelationGetRelationName(model)));
+	if (model != rel)
+	{
+		cache->column_map = bson_partition_column_map(RelationGetDescr(rel),
+													  RelationGetDescr(model),
+													  cache->mcxt);
+		relation_close(model, AccessShareLock);
+	}
+	relation_close(rel, AccessShareLock);
+	cache->typid = typid;
+	return cache;
+}
+
+PG_FUNCTION_INFO_V1(bson_document);
+Datum
+bson_document(PG_FUNCTION_ARGS)
+{
+	HeapTupleHeader rec = PG_GETARG_HEAPTUPLEHEADER(0);
+	bool		omit_nulls = PG_GETARG_BOOL(1);
+	bool		partition_root = PG_GETARG_BOOL(2);
+	DocumentCache *cache = document_cache(fcinfo->flinfo,
+										  HeapTupleHeaderGetTypeId(rec),
+										  partition_root);
+	HeapTupleData tuple;
+	BsonChangeRow row;
+	int			natts = cache->own->natts;
+	bytea	   *doc;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = rec;
+	row.values = palloc(sizeof(Datum) * Max(natts, 1));
+	row.nulls = palloc(sizeof(bool) * Max(natts, 1));
+	row.missing = NULL;
+	heap_deform_tuple(&tuple, cache->own, row.values, row.nulls);
+	if (cache->column_map != NULL)
+	{
+		BsonChangeRow own = row;
+
+		bson_row_to_root(&row, &own, cache->column_map,
+						 cache->model.tupdesc->natts);
+		pfree(own.values);
+		pfree(own.nulls);
+	}
+	doc = bson_row_document(&cache->model, &row, omit_nulls);
+	pfree(row.values);
+	pfree(row.nulls);
+	PG_RETURN_BYTEA_P(doc);
+}

@@ -1,0 +1,225 @@
+/*
+ * table_model.c
+ *		Which collection a table's rows go to, and how a row becomes its
+ *		document: see table_model.h.
+ */
+#include "table_model.h"
+
+#include "access/attmap.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/relcache.h"
+
+#include "table_patterns.h"
+
+Oid
+bson_collection_table(Oid relid, bool partition_root)
+{
+	List	   *ancestors;
+	Oid			root;
+
+	if (!partition_root || !get_rel_relispartition(relid))
+		return relid;
+	/* nearest first: the last is the root */
+	ancestors = get_partition_ancestors(relid);
+	root = ancestors != NIL ? llast_oid(ancestors) : relid;
+	list_free(ancestors);
+	return root;
+}
+
+/* Does a pattern match the table relid (by its current names)? */
+static bool
+names_match(List *patterns, Oid relid)
+{
+	char	   *schema = get_namespace_name(get_rel_namespace(relid));
+	char	   *name = get_rel_name(relid);
+
+	if (schema == NULL || name == NULL)
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	return bson_table_patterns_match(patterns, schema, name);
+}
+
+/* Does a pattern match relid or, without partition_root, one above it? */
+static bool
+table_or_ancestor_matches(List *patterns, Oid relid, bool partition_root)
+{
+	Oid			table = bson_collection_table(relid, partition_root);
+	bool		matched = names_match(patterns, table);
+
+	if (!partition_root && get_rel_relispartition(relid))
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+		ListCell   *lc;
+
+		/* every one, so that each pattern that matches is marked used */
+		foreach(lc, ancestors)
+			matched |= names_match(patterns, lfirst_oid(lc));
+		list_free(ancestors);
+	}
+	return matched;
+}
+
+bool
+bson_table_selected(List *include, List *exclude, Oid relid,
+					bool partition_root)
+{
+	if (include != NIL &&
+		!table_or_ancestor_matches(include, relid, partition_root))
+		return false;
+	return !table_or_ancestor_matches(exclude, relid, partition_root);
+}
+
+char *
+bson_collection_name(Oid relid, bool include_schema)
+{
+	char	   *schema = get_namespace_name(get_rel_namespace(relid));
+	char	   *name = get_rel_name(relid);
+
+	if (schema == NULL || name == NULL)
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	if (include_schema || strcmp(schema, "public") != 0)
+		return psprintf("%s.%s", schema, name);
+	return name;
+}
+
+/*
+ * _id's columns: the replica identity's index (the primary key by
+ * default), its key columns in the index's order; with REPLICA IDENTITY
+ * FULL the primary key if there is one, else every column (the whole row is
+ * then the identity).  None with REPLICA IDENTITY NOTHING or without a key
+ * to use.
+ */
+static void
+find_key_columns(BsonChangeTable *t, Relation rel, MemoryContext mcxt)
+{
+	char		identity = rel->rd_rel->relreplident;
+	Oid			index = InvalidOid;
+
+	t->nkeys = 0;
+	t->keys = NULL;
+	t->old_row_whole = identity == REPLICA_IDENTITY_FULL;
+	/* views, foreign tables and composite types have no identity */
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return;
+	if (identity == REPLICA_IDENTITY_DEFAULT || identity == REPLICA_IDENTITY_INDEX)
+		index = RelationGetReplicaIndex(rel);
+	else if (identity == REPLICA_IDENTITY_FULL)
+		index = bson_primary_key_index(rel);
+
+	if (OidIsValid(index))
+	{
+		Relation	irel = RelationIdGetRelation(index);
+
+		if (!RelationIsValid(irel))
+			elog(ERROR, "could not open index %u of table %s", index,
+				 RelationGetRelationName(rel));
+		t->nkeys = IndexRelationGetNumberOfKeyAttributes(irel);
+		t->keys = MemoryContextAlloc(mcxt, sizeof(int) * Max(t->nkeys, 1));
+		for (int i = 0; i < t->nkeys; i++)
+		{
+			AttrNumber	attnum = irel->rd_index->indkey.values[i];
+
+			/* identity indexes have no expressions */
+			if (attnum <= 0)
+				elog(ERROR, "index %u of table %s has an expression column",
+					 index, RelationGetRelationName(rel));
+			t->keys[i] = attnum - 1;
+		}
+		RelationClose(irel);
+	}
+	else if (identity == REPLICA_IDENTITY_FULL)
+	{
+		TupleDesc	desc = t->tupdesc;
+
+		t->keys = MemoryContextAlloc(mcxt, sizeof(int) * Max(desc->natts, 1));
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				t->keys[t->nkeys++] = i;
+	}
+}
+
+/*
+ * A column named _id: documents with a key start with _id, so the column is
+ * left out of them.  Where the column is part of the key its value is in
+ * _id anyway.  Returns whether a column not in the key is left out.
+ */
+static bool
+find_id_column(BsonChangeTable *t)
+{
+	t->id_column = -1;
+	for (int i = 0; i < t->tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(t->tupdesc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "_id") == 0)
+			t->id_column = i;
+	}
+	if (t->id_column < 0 || t->nkeys == 0)
+		return false;
+	for (int i = 0; i < t->nkeys; i++)
+		if (t->keys[i] == t->id_column)
+			return false;
+	return true;
+}
+
+bool
+bson_table_model_build(BsonChangeTable *t, Relation rel, MemoryContext mcxt)
+{
+	MemoryContext old;
+
+	t->columns = bson_record_cache_for_tupdesc(RelationGetDescr(rel), mcxt);
+	old = MemoryContextSwitchTo(mcxt);
+	t->tupdesc = CreateTupleDescCopy(RelationGetDescr(rel));
+	MemoryContextSwitchTo(old);
+	find_key_columns(t, rel, mcxt);
+	return find_id_column(t);
+}
+
+int *
+bson_partition_column_map(TupleDesc partition, TupleDesc root,
+						  MemoryContext mcxt)
+{
+	AttrMap    *attrmap = bson_attrmap_by_name(partition, root);
+	int		   *map = MemoryContextAlloc(mcxt, sizeof(int) * Max(root->natts, 1));
+
+	for (int i = 0; i < root->natts; i++)
+		map[i] = attrmap->attnums[i] - 1;
+	free_attrmap(attrmap);
+	return map;
+}
+
+void
+bson_row_to_root(BsonChangeRow *out, const BsonChangeRow *in, const int *map,
+				 int root_natts)
+{
+	out->values = palloc(sizeof(Datum) * Max(root_natts, 1));
+	out->nulls = palloc(sizeof(bool) * Max(root_natts, 1));
+	out->missing = NULL;
+	for (int i = 0; i < root_natts; i++)
+	{
+		int			from = map[i];
+
+		out->values[i] = from >= 0 ? in->values[from] : (Datum) 0;
+		out->nulls[i] = from >= 0 ? in->nulls[from] : true;
+		if (from >= 0 && in->missing != NULL && in->missing[from])
+		{
+			if (out->missing == NULL)
+				out->missing = palloc0(sizeof(bool) * root_natts);
+			out->missing[i] = true;
+		}
+	}
+}
+
+void
+bson_warn_id_column_left_out(const char *name)
+{
+	ereport(WARNING,
+			(errmsg("column \"_id\" of table %s is left out of its documents",
+					name),
+			 errdetail("Documents of a table with a replica identity start with _id, the key, and the column is not part of the key."),
+			 errhint("Rename the column, or make it the table's replica identity.")));
+}
