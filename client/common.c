@@ -1,0 +1,104 @@
+/*
+ * common.c
+ *		Version, messages, --help and --version, sizes (see common.h).
+ */
+#include "common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *progname = "bson_out";
+char		errbuf[ERRBUF_SIZE];
+
+void
+print_version(void)
+{
+	printf("%s %s\n", progname, BSON_OUT_VERSION);
+}
+
+void
+common_init(const char *name, int argc, char **argv, void (*usage) (FILE *f))
+{
+	progname = name;
+	if (argc < 2)
+		return;
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-?") == 0)
+	{
+		usage(stdout);
+		exit(0);
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+	{
+		print_version();
+		exit(0);
+	}
+}
+
+void
+print_error(const char *msg)
+{
+	fprintf(stderr, "%s: error: %s\n", progname, msg);
+}
+
+void
+die(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: error: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void
+die_usage(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s: error: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", progname);
+	exit(2);
+}
+
+int
+parse_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "kmgt";
+	char	   *end;
+	unsigned long long v;
+	uint64_t	mult = 1;
+	const char *u;
+
+	/* strtoull would take a sign, and blanks before it */
+	if (!isdigit((unsigned char) s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end != '\0' && (u = strchr(units, tolower((unsigned char) *end))) != NULL)
+	{
+		for (const char *p = units; p <= u; p++)
+			mult *= 1024;
+		end++;
+		/* kB as PostgreSQL writes it; KiB as IEC does; k alone as before */
+		if (strcasecmp(end, "b") == 0 || strcasecmp(end, "ib") == 0)
+			end += strlen(end);
+	}
+	else if (strcasecmp(end, "b") == 0)
+		end++;
+	if (*end != '\0' || v > UINT64_MAX / mult)
+		return -1;
+	*bytes = (uint64_t) v * mult;
+	return 0;
+}
