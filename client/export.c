@@ -364,6 +364,32 @@ done:
 	return rc;
 }
 
+/*
+ * Chunk c with the statement sql: its rows written in its turn (held
+ * meanwhile, as far as they fit), then the turn passed on.
+ */
+static int
+run_chunk(Job *job, FieldState *st, int c, const char *sql)
+{
+	ChunkPlan  *plan = job->chunks;
+
+	if (plan->verbose)
+		fprintf(stderr, "%spg_bsonexport: job %d: %s%s%s\n", plan->clear_line, job->id,
+				job->shard ? job->shard : "", job->shard ? ": " : "", sql);
+	st->chunk = c;
+	/* a file of its own needs no turn */
+	st->direct = plan->outs || atomic_load(&plan->next) == c;
+	st->hold.len = 0;
+	if (run_copy(job, sql, st) != 0)
+		return -1;
+	if (plan->outs)
+		return 0;
+	if (!st->direct && (wait_turn(job, c) != 0 || take_turn(st) != 0))
+		return -1;
+	pass_turn(plan, c);
+	return 0;
+}
+
 /* The chunks of job k (0-based): k, k + N, k + 2N, ... each in its turn. */
 static int
 run_chunks(Job *job, FieldState *st)
@@ -402,22 +428,10 @@ run_chunks(Job *job, FieldState *st)
 			job_fail(job, 0, "out of memory");
 			return -1;
 		}
-		if (plan->verbose)
-			fprintf(stderr, "%spg_bsonexport: job %d: %s%s%s\n", plan->clear_line, job->id,
-					job->shard ? job->shard : "", job->shard ? ": " : "", sql);
-		st->chunk = c;
-		/* a file of its own needs no turn */
-		st->direct = plan->outs || atomic_load(&plan->next) == c;
-		st->hold.len = 0;
-		rc = run_copy(job, sql, st);
+		rc = run_chunk(job, st, c, sql);
 		free(sql);
 		if (rc != 0)
 			return -1;
-		if (plan->outs)
-			continue;
-		if (!st->direct && (wait_turn(job, c) != 0 || take_turn(st) != 0))
-			return -1;
-		pass_turn(plan, c);
 	}
 	return 0;
 }
@@ -442,7 +456,9 @@ job_run(Job *job)
 		atomic_store(&job->finished, 1);
 		return -1;
 	}
-	if (job->chunks)
+	if (job->chunks && job->sql)
+		rc = run_chunk(job, &st, job->chunk, job->sql);
+	else if (job->chunks)
 		rc = run_chunks(job, &st);
 	else
 	{

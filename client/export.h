@@ -67,8 +67,12 @@ typedef struct Job
 	PGconn	   *conn;
 	PGconn	  **node_conns;		/* with shards: its connection to each node, or NULL */
 	const char *shard;			/* with shards: the current one, for messages */
-	const char *sql;			/* the COPY statement; NULL with chunks */
-	ChunkPlan  *chunks;			/* --jobs into one file, else NULL */
+	const char *sql;			/* the COPY statement; with chunks, that of
+								 * chunk 'chunk' alone, or NULL for the job's
+								 * turns k, k + N, ... */
+	ChunkPlan  *chunks;			/* --jobs into one file, a dump's collection,
+								 * else NULL */
+	int			chunk;
 	OutFile    *out;
 	pthread_mutex_t *out_lock;	/* out shared with other jobs (in no order): taken
 								 * for each document, or NULL */

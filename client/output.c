@@ -5,9 +5,11 @@
 #define _GNU_SOURCE
 #include "output.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +130,11 @@ init_buffer(OutFile *o)
 	return 0;
 }
 
+/* The part of a file name a temporary name keeps (NAME_MAX is 255) */
+#define TMP_BASE_MAX	200
+
+static atomic_uint long_names;
+
 /* Create and register the temporary file dir/.base.tmp.PID. */
 static int
 create_temp(OutFile *o, const char *dir, const char *base)
@@ -137,7 +144,17 @@ create_temp(OutFile *o, const char *dir, const char *base)
 	o->tmp_path = malloc(n);
 	if (o->tmp_path == NULL)
 		return out_error(o, "out of memory");
-	snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
+
+	/*
+	 * A name near NAME_MAX (a dump's long collection names reach 252 bytes)
+	 * has no room for the temporary name's dot and suffix: its start, with
+	 * a number that keeps it apart from the other long names of this run.
+	 */
+	if (strlen(base) > TMP_BASE_MAX)
+		snprintf(o->tmp_path, n, "%s/.%.*s~%u.tmp.%ld", dir, TMP_BASE_MAX, base,
+				 atomic_fetch_add(&long_names, 1), (long) getpid());
+	else
+		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
 
 	/* O_EXCL: never write into someone else's file */
 	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -500,4 +517,33 @@ out_free(OutFile *o)
 	o->buf = NULL;
 	o->final_path = NULL;
 	o->tmp_path = NULL;
+}
+
+int
+out_remove_stale(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *e;
+	int			removed = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+	{
+		const char *t;
+		long		pid;
+		char		path[4400];
+
+		/* the temporary names above: .NAME.tmp.PID */
+		if (e->d_name[0] != '.' || (t = strstr(e->d_name, ".tmp.")) == NULL)
+			continue;
+		pid = strtol(t + 5, NULL, 10);
+		if (pid <= 0 || (pid != getpid() && kill((pid_t) pid, 0) == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

@@ -88,6 +88,12 @@ extern void out_abort(OutFile *o);
 
 extern void out_free(OutFile *o);
 
+/*
+ * Remove the temporary files of dead processes (what a SIGKILL leaves) in
+ * dir; how many.
+ */
+extern int	out_remove_stale(const char *dir);
+
 /* The directory part of path ("." if none); malloc'ed. */
 extern char *path_dirname(const char *path);
 

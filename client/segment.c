@@ -4,7 +4,6 @@
  */
 #include "segment.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "resume_token.h"
 #include "signals.h"
 
 int
@@ -45,27 +45,20 @@ segment_init(Segments *s, const char *dir, int sync, uint64_t max_bytes, double 
 }
 
 /*
- * The event's resume token, _id._data, which the plugin writes first:
- * {_id: {_data: "<32 hex digits>"}}.  Anything else (not an event of the
- * plugin) is named by its LSN, with a zero position.
+ * The event's resume token, _id._data, read as resume_token.h lays it out.
+ * Anything else (not an event of the plugin) is named by its LSN, with a
+ * zero position.
  */
 static void
 event_token(const char *doc, size_t len, Lsn lsn, char *token)
 {
-	static const char head[] = "\x03_id\0";
-	static const char data[] = "\x02_data\0";
+	const char *t = resume_token_of_event(doc, len);
 
-	if (len >= 4 + 5 + 4 + 7 + 4 + 33 &&
-		memcmp(doc + 4, head, 5) == 0 &&
-		memcmp(doc + 13, data, 7) == 0 &&
-		(unsigned char) doc[20] == 33 && doc[21] == 0 && doc[22] == 0 && doc[23] == 0 &&
-		strspn(doc + 24, "0123456789ABCDEF") == 32)
-	{
-		memcpy(token, doc + 24, 32);
-		token[32] = '\0';
-		return;
-	}
-	snprintf(token, 33, "%08X%08X%016X", LSN_ARGS(lsn), 0);
+	if (t != NULL)
+		memcpy(token, t, RESUME_TOKEN_LEN);
+	else
+		resume_token_format(token, lsn, 0);
+	token[RESUME_TOKEN_LEN] = '\0';
 }
 
 static int
@@ -88,7 +81,7 @@ segment_open(Segments *s, const char *token)
 		s->out->slot = -1;
 	}
 	s->open = 1;
-	memcpy(s->first, token, 33);
+	memcpy(s->first, token, sizeof(s->first));
 	s->confirm = 0;
 	s->opened_at = now_seconds();
 	s->seg_bytes = 0;
@@ -98,7 +91,7 @@ segment_open(Segments *s, const char *token)
 int
 segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 {
-	char		token[33];
+	char		token[RESUME_TOKEN_LEN + 1];
 
 	event_token(doc, len, lsn, token);
 	if (!s->open)
@@ -106,7 +99,7 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		if (s->dir == NULL)
 		{
 			s->open = 1;
-			memcpy(s->first, token, 33);
+			memcpy(s->first, token, sizeof(s->first));
 			s->confirm = 0;
 			s->opened_at = now_seconds();
 			s->seg_bytes = 0;
@@ -120,7 +113,7 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		segment_abort(s);
 		return -1;
 	}
-	memcpy(s->last, token, 33);
+	memcpy(s->last, token, sizeof(s->last));
 	if (lsn > s->confirm)
 		s->confirm = lsn;
 	s->seg_bytes += len;
@@ -415,33 +408,4 @@ segment_finish(Segments *s)
 	}
 	free(s->dir);
 	s->dir = NULL;
-}
-
-int
-segment_remove_stale(const char *dir)
-{
-	DIR		   *d = opendir(dir);
-	struct dirent *e;
-	int			removed = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL)
-	{
-		const char *t;
-		long		pid;
-		char		path[4200];
-
-		/* output.c's temporary names: .NAME.tmp.PID */
-		if (e->d_name[0] != '.' || (t = strstr(e->d_name, ".tmp.")) == NULL)
-			continue;
-		pid = strtol(t + 5, NULL, 10);
-		if (pid <= 0 || (pid != getpid() && kill((pid_t) pid, 0) == 0))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (unlink(path) == 0)
-			removed++;
-	}
-	closedir(d);
-	return removed;
 }

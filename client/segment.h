@@ -28,7 +28,7 @@
  *
  * The temporary file is not registered for removal on a signal (output.c
  * does that for the exporter): a SIGINT or SIGTERM closes and keeps it.  What
- * a SIGKILL leaves is removed by the next run (segment_remove_stale).
+ * a SIGKILL leaves is removed by the next run (out_remove_stale).
  */
 #ifndef SEGMENT_H
 #define SEGMENT_H
@@ -38,6 +38,7 @@
 
 #include "output.h"
 #include "repl.h"
+#include "resume_token.h"
 
 typedef struct Segments
 {
@@ -49,8 +50,8 @@ typedef struct Segments
 	OutFile		files[2];
 	OutFile    *out;			/* the open segment's file: one of files[] */
 	int			open;
-	char		first[33];		/* resume token of the open segment's first event */
-	char		last[33];		/* ... and of its last */
+	char		first[RESUME_TOKEN_LEN + 1];	/* resume token of the open segment's first event */
+	char		last[RESUME_TOKEN_LEN + 1];	/* ... and of its last */
 	Lsn			confirm;		/* the highest change LSN in it */
 	double		opened_at;
 	uint64_t	seg_bytes;
@@ -118,8 +119,5 @@ extern int	segment_closing(Segments *s);
 extern void segment_abort(Segments *s);
 
 extern void segment_finish(Segments *s);
-
-/* Remove temporary files of dead processes in dir; how many. */
-extern int	segment_remove_stale(const char *dir);
 
 #endif							/* SEGMENT_H */
