@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common.h"
+
 /* libpq messages end in a newline; ours are assembled line by line */
 static void
 append_trimmed(char *err, size_t errsize, const char *prefix, const char *msg)
@@ -25,6 +27,19 @@ append_trimmed(char *err, size_t errsize, const char *prefix, const char *msg)
 }
 
 const char *db_hint_table = NULL;
+
+/*
+ * The server's WARNINGs and NOTICEs (bson_collections() warns of a pattern
+ * that selects no table; a view's functions may RAISE NOTICE): on standard
+ * error, named as ours are.  libpq's own would print them without the
+ * program's name.
+ */
+static void
+print_notice(void *arg, const char *message)
+{
+	(void) arg;
+	fprintf(stderr, "%s: %s", progname, message);
+}
 
 /*
  * TCP keepalives, so that a dead network or server ends the export with an
@@ -212,7 +227,7 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 		vals[n++] = opts->replication;
 	}
 	keys[n] = "fallback_application_name";
-	vals[n++] = opts->appname ? opts->appname : "pg_bsonexport";
+	vals[n++] = opts->appname ? opts->appname : progname;
 	keys[n] = NULL;
 	vals[n] = NULL;
 
@@ -239,6 +254,7 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 	}
 	if (service)
 		keepalives_on_socket(conn);
+	PQsetNoticeProcessor(conn, print_notice, NULL);
 	return conn;
 }
 
@@ -315,6 +331,7 @@ connect_like(PGconn *leader, const char *host, const char *port, char *err, size
 		PQfinish(conn);
 		return NULL;
 	}
+	PQsetNoticeProcessor(conn, print_notice, NULL);
 	return conn;
 }
 

@@ -16,7 +16,7 @@ typedef struct ConnOpts
 	const char *port;
 	const char *user;
 	const char *replication;	/* "database" for a walsender, else NULL */
-	const char *appname;		/* fallback_application_name; NULL: pg_bsonexport */
+	const char *appname;		/* fallback_application_name; NULL: the program's name */
 } ConnOpts;
 
 /*
@@ -35,7 +35,9 @@ extern int	db_conn_option(ConnOpts *o, int c, const char *arg);
 /*
  * Connect; on failure NULL with an actionable message in err.  TCP
  * keepalives default to on, 30 s idle, 10 s interval, 3 probes, unless the
- * user set them (conninfo string, URI or service file).
+ * user set them (conninfo string, URI or service file).  The server's
+ * warnings and notices are printed on standard error, after the program's
+ * name (as are those of the connections below).
  */
 extern PGconn *db_connect(const ConnOpts *opts, char *err, size_t errsize);
 

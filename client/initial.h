@@ -1,42 +1,28 @@
 /*
  * initial.h
  *		pg_bsonstream's first copy: every selected table under the slot's
- *		exported snapshot, one DIR/initial/<ns>.bson file each.
+ *		exported snapshot, as a dump directory DIR/initial/<db>/<coll>.bson
+ *		with its .metadata.json (dump.h), so that mongorestore DIR/initial
+ *		loads it.
  *
- * The documents are the change events' fullDocument: row_to_bson of the
- * row with _id (the replica identity's value, or a document of its columns
- * in the key's order when there are several) first, and a column named _id
- * left out where the table has a key, exactly as the output plugin writes
- * them.  Tables are listed as the plugin names them: one file per leaf
- * table (a partition under its own name), none for a partitioned parent.
+ * The tables, their names and their documents are the server's
+ * (bson_collections() with the stream's own selection and naming options):
+ * the documents are those the change events carry as fullDocument, and a
+ * table is in the copy exactly when its changes are in the stream.
  */
 #ifndef INITIAL_H
 #define INITIAL_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "db.h"
-
-typedef struct InitialStats
-{
-	int			tables;
-	uint64_t	docs;
-	uint64_t	bytes;
-} InitialStats;
-
-#define MAX_COPY_JOBS	64
+#include "dump.h"
 
 /*
- * 'jobs' connections (at most MAX_COPY_JOBS), all in the snapshot, copy the
- * tables in parallel; a table of 2048 blocks (16 MB) or more in parts, by
- * block ranges, several connections at once (PostgreSQL 14 and later).
+ * Copy under 'snapshot' into DIR/initial with the selection and naming of
+ * o (whose dir is set here); 0, or -1 with err set.
  */
 extern int	initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
-						 const char *const *include, int ninclude, int jobs, int sync,
-						 InitialStats *stats, char *err, size_t errsize);
-
-/* Does "schema.table" match one of the include-tables patterns (none: all)? */
-extern int	table_selected(const char *name, const char *const *include, int ninclude);
+						 DumpOptions *o, DumpStats *stats, char *err, size_t errsize);
 
 #endif							/* INITIAL_H */

@@ -1,9 +1,12 @@
 /*
  * pg_bsonexport.c
- *		Stream a table or query into a mongorestore-ready .bson file.
+ *		Stream a table or query into a mongorestore-ready .bson file, or
+ *		tables into a dump directory.
  *
- *	pg_bsonexport [connection options] (--table NAME [--column COL] | --query SQL)
+ *	pg_bsonexport [connection options] (--table NAME [--column COL | --no-id] | --query SQL)
  *				  [--extended-json] [-o FILE | -o -] [--jobs N [--split]] ...
+ *	pg_bsonexport [connection options] --out-dir DIR [--include-tables LIST ...]
+ *				  [--exclude-tables LIST ...] [--jobs N] ...
  *
  * This file has the options and the main flow: connect, check what is to
  * be exported (source.c), open the outputs (output.c), run the export jobs
@@ -11,7 +14,8 @@
  * commit every output or remove every temporary file.  The COPY binary
  * format is parsed in copy_binary.c, documents are checked in bson_check.c
  * (with the extension's validator, src/core/bson_reader.c), and
- * interruptions are handled as signals.c describes.
+ * interruptions are handled as signals.c describes.  --out-dir hands the
+ * whole dump to dump.c, in the leader's snapshot.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,16 +32,18 @@
 
 #include "bson_check.h"
 #include "citus.h"
+#include "common.h"
 #include "db.h"
+#include "dump.h"
 #include "export.h"
 #include "output.h"
 #include "progress.h"
+#include "selection.h"
 #include "signals.h"
 #include "source.h"
 
 #define PROGNAME	"pg_bsonexport"
-#define VERSION		"1.0.0"
-#define MAX_JOBS	64
+#define MAX_JOBS	DUMP_MAX_JOBS
 #define MAX_CONNS	256			/* with a distributed table: a job's to each node */
 #define MAX_WORKER_HOSTS 64
 #define MAX_SPLIT_SHARDS 512		/* --split of a Citus table: files open at once */
@@ -63,7 +69,11 @@ typedef struct Options
 	const char *column;
 	const char *query;
 	int			extended_json;
+	int			no_id;
 	const char *output;
+	int			output_given;
+	const char *out_dir;
+	Selection	sel;
 	int			force;
 	int			no_sync;
 	int			no_validate;
@@ -87,7 +97,6 @@ static int	nconns = 1;
 static OutFile *outs;			/* final outputs: 1, or one a job (a shard) with --split */
 static int	nouts;
 static Progress progress;
-static char errbuf[4096];
 
 /* for waking the main thread when a job ends */
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -122,15 +131,20 @@ usage(FILE *f)
 {
 	fprintf(f,
 			"%s streams a table or query into a .bson file that mongorestore and\n"
-			"bsondump read: the BSON documents back to back, checked on the way.\n"
+			"bsondump read: the BSON documents back to back, checked on the way; or\n"
+			"tables into a dump directory that mongorestore loads.\n"
 			"\n"
 			"Usage:\n"
-			"  %s [OPTION]... --table NAME [--column COL] [DBNAME]\n"
+			"  %s [OPTION]... --table NAME [--no-id | --column COL] [DBNAME]\n"
 			"  %s [OPTION]... --query 'SELECT <one bytea column>' [DBNAME]\n"
+			"  %s [OPTION]... --out-dir DIR [--include-tables LIST]... [DBNAME]\n"
 			"\n"
 			"What to export:\n"
-			"  -t, --table=NAME        every row as row_to_bson(row) (typed columns); NAME\n"
-			"                          follows SQL rules (schema.table, \"MixedCase\")\n"
+			"  -t, --table=NAME        every row as the document bson_document(row) makes:\n"
+			"                          _id (the primary key or replica identity) first,\n"
+			"                          then the typed columns; NAME follows SQL rules\n"
+			"                          (schema.table, \"MixedCase\")\n"
+			"      --no-id             with --table: row_to_bson(row), the columns alone\n"
 			"  -c, --column=COL        with --table: to_bson(COL) of that jsonb column, or\n"
 			"                          json_to_bson(COL) of a json column\n"
 			"      --extended-json     with --column: Extended JSON wrappers ({\"$oid\": ...})\n"
@@ -141,23 +155,34 @@ usage(FILE *f)
 			"  -o, --output=FILE       write FILE (default, or \"-\": standard output); written\n"
 			"                          to a temporary file .FILE.tmp.PID beside it, fsynced and\n"
 			"                          renamed when complete, removed on any error\n"
-			"  -f, --force             overwrite FILE if it exists\n"
+			"  -f, --force             overwrite FILE (with --out-dir: a non-empty\n"
+			"                          <collection>.bson) if it exists\n"
 			"      --no-sync           do not fsync FILE before renaming it (faster; as\n"
 			"                          pg_dump --no-sync: an OS crash may then lose it)\n"
 			"  -j, --jobs=N            with --table: N connections export disjoint block\n"
 			"                          ranges of the table in one snapshot (default 1); a\n"
-			"                          Citus table: N shards at a time (see below)\n"
+			"                          Citus table: N shards at a time (see below); with\n"
+			"                          --out-dir: N connections, tables in parallel and a\n"
+			"                          large one in block ranges\n"
 			"      --split             with --jobs: N files FILE.0001.bson ... FILE.000N.bson\n"
 			"                          (FILE's .bson suffix, if any, moved after the number)\n"
 			"                          instead of one file in table order; a Citus table:\n"
 			"                          one file per shard\n"
-			"      --max-size=SIZE     refuse documents larger than SIZE bytes (suffixes k, M,\n"
-			"                          G: KiB, MiB, GiB); default 16M, MongoDB's limit; at\n"
-			"                          most 2147483647 (BSON's int32 length)\n"
+			"      --max-size=SIZE     refuse documents larger than SIZE bytes (units kB,\n"
+			"                          MB, GB, 1024-based as PostgreSQL's; k, M, G too);\n"
+			"                          default 16MB, MongoDB's limit; at most 2147483647\n"
+			"                          (BSON's int32 length)\n"
 			"      --no-validate       check only each document's length header and final\n"
 			"                          byte, not its elements (faster; may write invalid BSON)\n"
 			"  -q, --quiet             no progress line, no summary\n"
 			"  -v, --verbose           also print the statements run\n"
+			"\n"
+			"A dump directory (mongorestore DIR loads it), in one snapshot:\n"
+			"      --out-dir=DIR       DIR/<db>/<collection>.bson and .metadata.json for every\n"
+			"                          table selected (the server's bson_collections(): a\n"
+			"                          partitioned table is one collection); not with\n"
+			"                          --table, --query or --output\n"
+			SELECTION_HELP
 			"\n"
 			"Connection (libpq; the PG* environment variables apply too):\n"
 			"  -d, --dbname=DBNAME     database name, or a conninfo string or URI\n"
@@ -190,28 +215,15 @@ usage(FILE *f)
 			"is read in one snapshot, that of its job's connection to the shard's node:\n"
 			"Citus has no snapshot across nodes, so a row changed during the export is\n"
 			"exported as of its shard's snapshot.  Every row is exported exactly once.\n",
-			PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
+			PROGNAME, PROGNAME, PROGNAME, PROGNAME, BSON_CHECK_MAX_DEPTH);
 }
 
+/* Print a possibly multi-line message, over the progress line */
 static void
-die_usage(const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "%s: error: ", PROGNAME);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry \"%s --help\" for more information.\n", PROGNAME);
-	exit(2);
-}
-
-/* Print a possibly multi-line message: its first line as the error. */
-static void
-print_error(const char *msg)
+show_error(const char *msg)
 {
 	progress_clear(&progress);
-	fprintf(stderr, "%s: error: %s\n", PROGNAME, msg);
+	print_error(msg);
 }
 
 /* Remove every temporary file, close every connection; then exit or die of the signal. */
@@ -235,6 +247,7 @@ cleanup_and_exit(int status)
 				interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" :
 				interrupted == SIGHUP ? "SIGHUP" : "SIGQUIT",
 				stdout_written ? "what was written to standard output is incomplete" :
+				opt.out_dir ? "the files renamed into place are complete, the others removed" :
 				"no output written");
 		signals_reraise();
 	}
@@ -245,7 +258,7 @@ static void
 fail(const char *msg)
 {
 	if (!interrupted)
-		print_error(msg);
+		show_error(msg);
 	cleanup_and_exit(1);
 }
 
@@ -260,31 +273,36 @@ check_interrupted(void)
 		cleanup_and_exit(1);
 }
 
+/* --max-size: from the smallest document to BSON's int32 length */
 static size_t
-parse_size(const char *s)
+parse_max_size(const char *s)
 {
-	char	   *end;
-	unsigned long long v;
-	unsigned long long mult = 1;
+	uint64_t	v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		die_usage("invalid --max-size \"%s\": give a number of bytes, e.g. 16M", s);
-	if (*end == 'k' || *end == 'K')
-		mult = 1024, end++;
-	else if (*end == 'M')
-		mult = 1024 * 1024, end++;
-	else if (*end == 'G')
-		mult = 1024 * 1024 * 1024, end++;
-	if (mult > 1 && (strcmp(end, "B") == 0 || strcmp(end, "iB") == 0))
-		end += strlen(end);
-	if (*end != '\0')
-		die_usage("invalid --max-size \"%s\": use bytes or a suffix k, M, G (KiB, MiB, GiB)", s);
-	if (v > (unsigned long long) INT32_MAX / mult || v * mult < BSON_MIN_SIZE)
+	if (parse_size(s, &v) != 0)
+		die_usage("invalid --max-size \"%s\": give bytes, or a number with a unit kB, MB or GB "
+				  "(1024-based; k, M, G too), e.g. 16MB", s);
+	if (v > INT32_MAX || v < BSON_MIN_SIZE)
 		die_usage("--max-size must be from %d to %d bytes (2 GiB - 1, as BSON's length is an "
-				  "int32; 2047M is the largest in MiB)", BSON_MIN_SIZE, INT32_MAX);
-	return (size_t) (v * mult);
+				  "int32; 2047MB is the largest in MB)", BSON_MIN_SIZE, INT32_MAX);
+	return (size_t) v;
+}
+
+/* --out-dir takes the table selection, and none of the single-file options */
+static void
+check_out_dir_options(void)
+{
+	const char *other = opt.table ? "--table" : opt.query ? "--query" :
+		opt.output_given ? "--output" : opt.column ? "--column" :
+		opt.extended_json ? "--extended-json" : opt.split ? "--split" :
+		opt.no_id ? "--no-id" : opt.via_coordinator ? "--via-coordinator" :
+		opt.nworker_hosts ? "--worker-host" : NULL;
+
+	if (other)
+		die_usage("--out-dir writes a dump directory of the tables selected (with "
+				  "--include-tables, --exclude-tables); it cannot be combined with %s", other);
+	if (opt.out_dir[0] == '\0')
+		die_usage("--out-dir needs a directory");
 }
 
 static void
@@ -309,6 +327,9 @@ parse_options(int argc, char **argv)
 		{"help", no_argument, NULL, '?'},
 		{"via-coordinator", no_argument, NULL, 7},
 		{"worker-host", required_argument, NULL, 8},
+		{"no-id", no_argument, NULL, 9},
+		{"out-dir", required_argument, NULL, 10},
+		SELECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
@@ -317,22 +338,14 @@ parse_options(int argc, char **argv)
 	opt.jobs = 1;
 	opt.max_size = BSON_MONGODB_MAX_SIZE;
 	opt.output = "-";
+	selection_init(&opt.sel);
 
 	/* --help and --version alone, as PostgreSQL's programs take them */
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-?") == 0))
-	{
-		usage(stdout);
-		exit(0);
-	}
-	if (argc > 1 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0))
-	{
-		printf("%s %s\n", PROGNAME, VERSION);
-		exit(0);
-	}
+	common_init(PROGNAME, argc, argv, usage);
 
 	while ((c = getopt_long(argc, argv, "d:h:p:U:t:c:o:fj:qvV?", longopts, NULL)) != -1)
 	{
-		if (db_conn_option(&opt.conn, c, optarg))
+		if (db_conn_option(&opt.conn, c, optarg) || selection_option(&opt.sel, c, optarg))
 			continue;
 		switch (c)
 		{
@@ -350,6 +363,7 @@ parse_options(int argc, char **argv)
 				break;
 			case 'o':
 				opt.output = optarg;
+				opt.output_given = 1;
 				break;
 			case 'f':
 				opt.force = 1;
@@ -365,7 +379,7 @@ parse_options(int argc, char **argv)
 				opt.split = 1;
 				break;
 			case 4:
-				opt.max_size = parse_size(optarg);
+				opt.max_size = parse_max_size(optarg);
 				break;
 			case 5:
 				opt.no_sync = 1;
@@ -381,6 +395,12 @@ parse_options(int argc, char **argv)
 					die_usage("too many --worker-host (at most %d)", MAX_WORKER_HOSTS);
 				opt.worker_hosts[opt.nworker_hosts++] = optarg;
 				break;
+			case 9:
+				opt.no_id = 1;
+				break;
+			case 10:
+				opt.out_dir = optarg;
+				break;
 			case 'q':
 				opt.quiet = 1;
 				break;
@@ -388,7 +408,7 @@ parse_options(int argc, char **argv)
 				opt.verbose = 1;
 				break;
 			case 'V':
-				printf("%s %s\n", PROGNAME, VERSION);
+				print_version();
 				exit(0);
 			case '?':
 				if (optopt == 0 && strcmp(argv[optind - 1], "-?") == 0)
@@ -410,8 +430,21 @@ parse_options(int argc, char **argv)
 			die_usage("too many arguments, starting with \"%s\"", argv[optind]);
 	}
 
+	if (opt.out_dir)
+	{
+		check_out_dir_options();
+		return;
+	}
+	if (selection_given(&opt.sel))
+		die_usage("--include-tables, --exclude-tables, --ns-db, --include-schema and "
+				  "--no-partition-root select the tables of a dump: they need --out-dir DIR");
 	if ((opt.table == NULL) == (opt.query == NULL))
-		die_usage("give either --table NAME or --query SQL");
+		die_usage("give either --table NAME, --query SQL or --out-dir DIR");
+	if (opt.no_id && !opt.table)
+		die_usage("--no-id needs --table (a query makes its own documents)");
+	if (opt.no_id && opt.column)
+		die_usage("--no-id applies to whole rows; --column exports the column's documents as "
+				  "they are");
 	if (opt.column && !opt.table)
 		die_usage("--column needs --table (with --query, the query picks the column)");
 	if (opt.extended_json && !opt.column)
@@ -626,7 +659,7 @@ open_source(Source *src, int njobs)
 		if (rc > 0)
 			verbose("no privilege to LOCK %s: the COPY alone will lock it", src->table);
 		check_interrupted();
-		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, src,
+		if (source_table(conns[0], opt.table, opt.column, opt.extended_json, opt.no_id, src,
 						 errbuf, sizeof(errbuf)) != 0)
 			fail(errbuf);
 		db_hint_table = src->table;
@@ -1286,6 +1319,56 @@ free_export(Export *ex)
 	source_free(&ex->src);
 }
 
+/*
+ * --out-dir: a dump directory in one snapshot, the leader's, which the
+ * other jobs import; dump.c does the rest.
+ */
+static void
+export_dir(void)
+{
+	char		snapshot[128];
+	DumpOptions o;
+	DumpStats	stats;
+	double		elapsed;
+	char		b[32];
+	char		r[32];
+
+	open_connection(0);
+	if (db_begin_export(conns[0], 1, errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	check_interrupted();
+	export_snapshot(snapshot, sizeof(snapshot));
+	verbose("snapshot %s", snapshot);
+	check_interrupted();
+
+	memset(&o, 0, sizeof(o));
+	o.dir = opt.out_dir;
+	o.sel = &opt.sel;
+	o.jobs = opt.jobs;
+	o.sync = !opt.no_sync;
+	o.force = opt.force;
+	o.max_size = opt.max_size;
+	o.validate = !opt.no_validate;
+	o.verbose = opt.verbose;
+	o.progress = &progress;
+	progress.start = now_seconds();
+	if (dump_write(conns[0], snapshot, &o, &stats, errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	if (db_command(conns[0], "COMMIT", "could not end the export's transaction",
+				   errbuf, sizeof(errbuf)) != 0)
+		fail(errbuf);
+	close_connections();
+	elapsed = now_seconds() - progress.start;
+	progress_clear(&progress);
+	if (opt.quiet)
+		return;
+	fprintf(stderr, "%s: %d collection%s (%d table%s), %llu documents (%s) written to %s in "
+			"%.2f s (%s/s)\n", PROGNAME, stats.collections, stats.collections == 1 ? "" : "s",
+			stats.sources, stats.sources == 1 ? "" : "s", (unsigned long long) stats.docs,
+			format_bytes((double) stats.bytes, b, sizeof(b)), opt.out_dir, elapsed,
+			format_bytes(elapsed > 0 ? stats.bytes / elapsed : 0, r, sizeof(r)));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1296,6 +1379,12 @@ main(int argc, char **argv)
 	signals_install();
 	progress_init(&progress, !opt.quiet && isatty(STDERR_FILENO), -1);
 	cond_init_monotonic(&done_cond);
+
+	if (opt.out_dir)
+	{
+		export_dir();
+		return 0;
+	}
 
 	connect_and_plan(&ex);
 	open_outputs(ex.distributed ? ex.citus.nshards : ex.njobs);

@@ -4,12 +4,13 @@
  *		that point, durably, into .bson files.
  *
  *	pg_bsonstream [connection options] --slot NAME [--create-slot [--initial-copy]]
- *				  [--include-tables PATTERN ...] -o DIR | -o -
+ *				  [--include-tables LIST ...] [--exclude-tables LIST ...] -o DIR | -o -
  *				  [--segment-size SIZE] [--segment-time SECONDS] ...
  *
  * This file has the options and the main flow: create the slot (repl.c),
- * with --initial-copy copy the tables under its exported snapshot
- * (initial.c, on pg_bsonexport's export machinery), then stream the changes
+ * with --initial-copy copy the tables under its exported snapshot into a
+ * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
+ * uses too), then stream the changes
  * into segments (segment.c) and confirm each one to the server only once it
  * is durable.  A lost connection is followed by a new one, resuming at the
  * slot's confirmed position.
@@ -27,16 +28,17 @@
 
 #include <libpq-fe.h>
 
+#include "bson_check.h"
+#include "common.h"
 #include "db.h"
 #include "initial.h"
 #include "progress.h"
 #include "repl.h"
 #include "segment.h"
+#include "selection.h"
 #include "signals.h"
 
 #define PROGNAME	"pg_bsonstream"
-#define VERSION		"1.0.0"
-#define MAX_INCLUDE	64
 #define BACKOFF_MAX	8.0			/* seconds between reconnection attempts, at most */
 
 typedef struct Options
@@ -45,8 +47,7 @@ typedef struct Options
 	const char *slot;
 	int			create_slot;
 	int			initial_copy;
-	const char *include[MAX_INCLUDE];
-	int			ninclude;
+	Selection	sel;
 	const char *output;
 	uint64_t	segment_size;
 	double		segment_time;
@@ -59,7 +60,7 @@ typedef struct Options
 } Options;
 
 static Options opt = {
-	.segment_size = 64 * 1000 * 1000,
+	.segment_size = 64 * 1024 * 1024,
 	.segment_time = 10,
 	.status_interval = 10,
 	.reconnect = 1,
@@ -86,81 +87,39 @@ typedef struct State
 } State;
 
 static void
-die(const char *fmt,...)
+usage(FILE *f)
 {
-	va_list		ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, PROGNAME ": error: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static void
-die_usage(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, PROGNAME ": error: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nTry \"" PROGNAME " --help\" for more information.\n");
-	va_end(ap);
-	exit(2);
-}
-
-static void
-usage(void)
-{
-	printf(PROGNAME " streams PostgreSQL changes as MongoDB change events into .bson files.\n\n"
-		   "Usage:\n  " PROGNAME " [OPTION]... --slot NAME -o DIR\n\n"
-		   "Options:\n"
-		   "  -d, --dbname=DBNAME        database name or conninfo string\n"
-		   "  -h, --host=HOST            server host or socket directory\n"
-		   "  -p, --port=PORT            server port\n"
-		   "  -U, --username=USER        user name (needs the REPLICATION attribute)\n"
-		   "  -S, --slot=NAME            logical replication slot\n"
-		   "      --create-slot          create the slot (with the bson_out plugin)\n"
-		   "      --initial-copy         with --create-slot: copy every selected table first,\n"
-		   "                             into DIR/initial/<db>.<collection>.bson\n"
-		   "  -j, --jobs=N               copy with N connections (default 1): tables in\n"
-		   "                             parallel, a large one in block ranges\n"
-		   "      --include-tables=PAT   schema.table patterns (* any run); repeatable\n"
-		   "  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
-		   "                             standard output (not durable)\n"
-		   "      --segment-size=SIZE    close a segment at this size (default 64MB)\n"
-		   "      --segment-time=SECS    close a segment at this age (default 10s)\n"
-		   "      --status-interval=SECS standby status updates (default 10s)\n"
-		   "  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
-		   "                             closed and confirmed, exit 0)\n"
-		   "      --no-reconnect         exit on a lost connection instead of reconnecting\n"
-		   "      --no-sync              do not fsync (tests only: not durable)\n"
-		   "  -q, --quiet                no progress line, no summary\n"
-		   "      --help, --version\n");
-}
-
-static uint64_t
-parse_size(const char *s)
-{
-	char	   *end;
-	double		v = strtod(s, &end);
-	double		mult = 1;
-
-	if (end == s || v <= 0)
-		die_usage("invalid size \"%s\"", s);
-	if (strcasecmp(end, "") == 0 || strcasecmp(end, "B") == 0)
-		mult = 1;
-	else if (strcasecmp(end, "kB") == 0 || strcasecmp(end, "k") == 0)
-		mult = 1e3;
-	else if (strcasecmp(end, "MB") == 0 || strcasecmp(end, "M") == 0)
-		mult = 1e6;
-	else if (strcasecmp(end, "GB") == 0 || strcasecmp(end, "G") == 0)
-		mult = 1e9;
-	else
-		die_usage("invalid size \"%s\" (units: kB, MB, GB)", s);
-	return (uint64_t) (v * mult);
+	fprintf(f, PROGNAME " streams PostgreSQL changes as MongoDB change events into .bson files.\n\n"
+			"Usage:\n  " PROGNAME " [OPTION]... --slot NAME -o DIR\n\n"
+			"Options:\n"
+			"  -d, --dbname=DBNAME        database name or conninfo string\n"
+			"  -h, --host=HOST            server host or socket directory\n"
+			"  -p, --port=PORT            server port\n"
+			"  -U, --username=USER        user name (needs the REPLICATION attribute)\n"
+			"  -S, --slot=NAME            logical replication slot\n"
+			"      --create-slot          create the slot (with the bson_out plugin)\n"
+			"      --initial-copy         with --create-slot: copy every selected table first,\n"
+			"                             in the slot's snapshot, into the dump directory\n"
+			"                             DIR/initial (<db>/<collection>.bson and\n"
+			"                             .metadata.json: mongorestore DIR/initial loads it)\n"
+			"  -j, --jobs=N               copy with N connections (default 1): tables in\n"
+			"                             parallel, a large one in block ranges\n"
+			"Which tables, and their names (the stream's and the copy's alike):\n"
+			SELECTION_HELP
+			"Output:\n"
+			"  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
+			"                             standard output (not durable)\n"
+			"      --segment-size=SIZE    close a segment at this size (default 64MB; units\n"
+			"                             kB, MB, GB, TB, 1024-based as PostgreSQL's)\n"
+			"      --segment-time=SECS    close a segment at this age (default 10s)\n"
+			"      --status-interval=SECS standby status updates (default 10s)\n"
+			"  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
+			"                             closed and confirmed, exit 0)\n"
+			"      --no-reconnect         exit on a lost connection instead of reconnecting\n"
+			"      --no-sync              do not fsync (tests only: not durable)\n"
+			"  -q, --quiet                no progress line, no summary\n"
+			"  -V, --version              print the version and exit\n"
+			"  -?, --help                 print this help and exit\n");
 }
 
 static double
@@ -183,25 +142,27 @@ parse_options(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"jobs", required_argument, NULL, 'j'},
+		SELECTION_LONGOPTS,
 		{"create-slot", no_argument, NULL, 1},
 		{"initial-copy", no_argument, NULL, 2},
-		{"include-tables", required_argument, NULL, 3},
 		{"segment-size", required_argument, NULL, 4},
 		{"segment-time", required_argument, NULL, 5},
 		{"status-interval", required_argument, NULL, 6},
 		{"reconnect", no_argument, NULL, 7},
 		{"no-reconnect", no_argument, NULL, 8},
 		{"no-sync", no_argument, NULL, 9},
-		{"help", no_argument, NULL, 10},
-		{"version", no_argument, NULL, 11},
+		{"help", no_argument, NULL, '?'},
+		{"version", no_argument, NULL, 'V'},
 		{"endpos", required_argument, NULL, 'E'},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
 
-	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:E:", longopts, NULL)) != -1)
+	selection_init(&opt.sel);
+	common_init(PROGNAME, argc, argv, usage);
+	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:E:V?", longopts, NULL)) != -1)
 	{
-		if (db_conn_option(&opt.conn, c, optarg))
+		if (db_conn_option(&opt.conn, c, optarg) || selection_option(&opt.sel, c, optarg))
 			continue;
 		switch (c)
 		{
@@ -219,8 +180,8 @@ parse_options(int argc, char **argv)
 					char	   *end;
 					long		v = strtol(optarg, &end, 10);
 
-					if (*end || v < 1 || v > MAX_COPY_JOBS)
-						die_usage("--jobs takes a number from 1 to %d", MAX_COPY_JOBS);
+					if (*end || end == optarg || v < 1 || v > DUMP_MAX_JOBS)
+						die_usage("--jobs takes a number from 1 to %d", DUMP_MAX_JOBS);
 					opt.jobs = (int) v;
 				}
 				break;
@@ -234,14 +195,10 @@ parse_options(int argc, char **argv)
 			case 2:
 				opt.initial_copy = 1;
 				break;
-			case 3:
-				if (opt.ninclude == MAX_INCLUDE)
-					die_usage("too many --include-tables (at most %d; a list may be comma-separated)",
-							  MAX_INCLUDE);
-				opt.include[opt.ninclude++] = optarg;
-				break;
 			case 4:
-				opt.segment_size = parse_size(optarg);
+				if (parse_size(optarg, &opt.segment_size) != 0 || opt.segment_size == 0)
+					die_usage("invalid --segment-size \"%s\": give bytes, or a number with a unit "
+							  "kB, MB, GB or TB (1024-based)", optarg);
 				break;
 			case 5:
 				opt.segment_time = parse_seconds(optarg);
@@ -258,12 +215,17 @@ parse_options(int argc, char **argv)
 			case 9:
 				opt.no_sync = 1;
 				break;
-			case 10:
-				usage();
+			case 'V':
+				print_version();
 				exit(0);
-			case 11:
-				printf(PROGNAME " " VERSION "\n");
-				exit(0);
+			case '?':
+				if (optopt == 0 && strcmp(argv[optind - 1], "-?") == 0)
+				{
+					usage(stdout);
+					exit(0);
+				}
+				fprintf(stderr, "Try \"%s --help\" for more information.\n", PROGNAME);
+				exit(2);
 			default:
 				die_usage("invalid option");
 		}
@@ -550,12 +512,29 @@ restart(char *err, size_t errsize)
 
 	if (conn == NULL)
 		return NULL;
-	if (repl_start(conn, opt.slot, 0, opt.include, opt.ninclude, err, errsize) != 0)
+	if (repl_start(conn, opt.slot, 0, &opt.sel, err, errsize) != 0)
 	{
 		PQfinish(conn);
 		return NULL;
 	}
 	return conn;
+}
+
+/* The first copy into DIR/initial, with the stream's selection and names */
+static int
+copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
+{
+	DumpOptions o;
+
+	memset(&o, 0, sizeof(o));
+	o.sel = &opt.sel;
+	o.jobs = opt.jobs;
+	o.sync = !opt.no_sync;
+	/* a new slot's copy replaces whatever an earlier one left */
+	o.force = 1;
+	o.max_size = BSON_MONGODB_MAX_SIZE;
+	o.validate = 1;
+	return initial_copy(&opt.conn, snapshot, opt.output, &o, stats, err, errsize);
 }
 
 static void
@@ -579,7 +558,7 @@ main(int argc, char **argv)
 	char		err[4096];
 	char		changes[4096];
 	Lsn			start = 0;
-	InitialStats init;
+	DumpStats	init;
 	StreamEnd	end;
 	double		backoff = 0.5;
 	int			to_stdout;
@@ -595,9 +574,7 @@ main(int argc, char **argv)
 		make_dir(opt.output);
 		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
 		make_dir(changes);
-		snprintf(err, sizeof(err), "%s/initial", opt.output);
-		segment_remove_stale(changes);
-		segment_remove_stale(err);
+		out_remove_stale(changes);
 	}
 
 	conn = connect_replication(err, sizeof(err));
@@ -610,9 +587,7 @@ main(int argc, char **argv)
 		if (repl_create_slot(conn, opt.slot, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
 			die("%s", err);
-		if (opt.initial_copy &&
-			initial_copy(&opt.conn, snapshot, opt.output, opt.include, opt.ninclude,
-						 opt.jobs, !opt.no_sync, &init, err, sizeof(err)) != 0)
+		if (opt.initial_copy && copy_tables(snapshot, &init, err, sizeof(err)) != 0)
 		{
 			/* without its first copy the slot is of no use: a new run starts over */
 			drop_slot(conn);
@@ -620,7 +595,7 @@ main(int argc, char **argv)
 			die("%s\nThe replication slot \"%s\" has been dropped again.", err, opt.slot);
 		}
 	}
-	if (repl_start(conn, opt.slot, start, opt.include, opt.ninclude, err, sizeof(err)) != 0)
+	if (repl_start(conn, opt.slot, start, &opt.sel, err, sizeof(err)) != 0)
 		die("%s", err);
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
@@ -692,7 +667,7 @@ main(int argc, char **argv)
 
 		if (opt.initial_copy)
 			fprintf(stderr, PROGNAME ": initial copy: %d tables, %llu documents; ",
-					init.tables, (unsigned long long) init.docs);
+					init.sources, (unsigned long long) init.docs);
 		else
 			fprintf(stderr, PROGNAME ": ");
 		fprintf(stderr, "%llu events, %s, %llu segments, confirmed up to " LSN_FORMAT

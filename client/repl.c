@@ -126,18 +126,36 @@ repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize
 	return 0;
 }
 
-int
-repl_start(PGconn *conn, const char *slot, Lsn start,
-		   const char *const *include, int ninclude, char *err, size_t errsize)
+/* ", name 'value'" (the first option opening the list) onto sql; 0, or -1 */
+static int
+add_option(PGconn *conn, char *sql, size_t size, size_t *n, int *count, const char *name,
+		   const char *value)
 {
-	size_t		size = 256 + strlen(slot) * 2;
+	char	   *lit = PQescapeLiteral(conn, value, strlen(value));
+
+	if (lit == NULL)
+		return -1;
+	*n += snprintf(sql + *n, size - *n, "%s\"%s\" %s", (*count)++ ? ", " : " (", name, lit);
+	PQfreemem(lit);
+	return *n < size ? 0 : -1;
+}
+
+int
+repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
+		   char *err, size_t errsize)
+{
+	size_t		size = 512 + strlen(slot) * 2 + (sel->ns_db ? strlen(sel->ns_db) * 2 : 0);
 	char	   *sql;
 	char	   *ident = PQescapeIdentifier(conn, slot, strlen(slot));
 	size_t		n;
+	int			count = 0;
+	int			rc = 0;
 	PGresult   *res;
 
-	for (int i = 0; i < ninclude; i++)
-		size += strlen(include[i]) * 2 + 32;
+	for (int i = 0; i < sel->ninclude; i++)
+		size += strlen(sel->include[i]) * 2 + 32;
+	for (int i = 0; i < sel->nexclude; i++)
+		size += strlen(sel->exclude[i]) * 2 + 32;
 	sql = malloc(size);
 	if (sql == NULL || ident == NULL)
 	{
@@ -149,17 +167,27 @@ repl_start(PGconn *conn, const char *slot, Lsn start,
 	n = snprintf(sql, size, "START_REPLICATION SLOT %s LOGICAL " LSN_FORMAT,
 				 ident, LSN_ARGS(start));
 	PQfreemem(ident);
-	for (int i = 0; i < ninclude; i++)
-	{
-		char	   *lit = PQescapeLiteral(conn, include[i], strlen(include[i]));
 
-		if (lit == NULL)
-			continue;
-		n += snprintf(sql + n, size - n, "%s\"include-tables\" %s",
-					  i == 0 ? " (" : ", ", lit);
-		PQfreemem(lit);
+	/* each value its own option, as the plugin adds them up */
+	for (int i = 0; i < sel->ninclude && rc == 0; i++)
+		rc = add_option(conn, sql, size, &n, &count, "include-tables", sel->include[i]);
+	for (int i = 0; i < sel->nexclude && rc == 0; i++)
+		rc = add_option(conn, sql, size, &n, &count, "exclude-tables", sel->exclude[i]);
+	if (rc == 0 && sel->ns_db)
+		rc = add_option(conn, sql, size, &n, &count, "ns-db", sel->ns_db);
+	if (rc == 0 && sel->include_schema)
+		rc = add_option(conn, sql, size, &n, &count, "include-schema", "on");
+	if (rc == 0 && !sel->partition_root)
+		rc = add_option(conn, sql, size, &n, &count, "partition-root", "off");
+	if (rc == 0 && count > 0)
+		rc = n + 1 < size ? 0 : -1;
+	if (rc != 0)
+	{
+		free(sql);
+		snprintf(err, errsize, "out of memory");
+		return -1;
 	}
-	if (ninclude > 0)
+	if (count > 0)
 		snprintf(sql + n, size - n, ")");
 	res = PQexec(conn, sql);
 	free(sql);

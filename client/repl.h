@@ -14,6 +14,8 @@
 
 #include <libpq-fe.h>
 
+#include "selection.h"
+
 typedef uint64_t Lsn;
 
 #define LSN_FORMAT "%X/%08X"
@@ -31,10 +33,11 @@ extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
 
 /*
  * START_REPLICATION from 'start' (0: the slot's confirmed position) with the
- * plugin's options; the connection is then in COPY BOTH mode.
+ * plugin's options for the selection (each include-tables and
+ * exclude-tables value an option of its own); the connection is then in
+ * COPY BOTH mode.
  */
-extern int	repl_start(PGconn *conn, const char *slot, Lsn start,
-					   const char *const *include, int ninclude,
+extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 					   char *err, size_t errsize);
 
 /* Standby status update: written = flushed = applied = 'flush'. */

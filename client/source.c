@@ -57,6 +57,7 @@ typedef struct Extension
 	 * a message naming it instead of a failed query.
 	 */
 	int			has_row_to_bson;	/* row_to_bson(record, boolean) */
+	int			has_bson_document;	/* bson_document(record, boolean, boolean), 1.1.0 */
 	int			has_json_to_bson;	/* json_to_bson(json, boolean, boolean) */
 	int			has_to_bson_ext;	/* to_bson(jsonb, boolean, boolean) */
 } Extension;
@@ -71,7 +72,8 @@ extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 					   "SELECT quote_ident(n.nspname), e.extversion, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.row_to_bson(record, boolean)') IS NOT NULL, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.json_to_bson(json, boolean, boolean)') IS NOT NULL, "
-					   "  to_regprocedure(quote_ident(n.nspname) || '.to_bson(jsonb, boolean, boolean)') IS NOT NULL "
+					   "  to_regprocedure(quote_ident(n.nspname) || '.to_bson(jsonb, boolean, boolean)') IS NOT NULL, "
+					   "  to_regprocedure(quote_ident(n.nspname) || '.bson_document(record, boolean, boolean)') IS NOT NULL "
 					   "FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
 					   "WHERE e.extname = 'bson_out'",
 					   0, NULL, "could not look up the bson_out extension", err, errsize);
@@ -89,6 +91,7 @@ extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 	ext->has_row_to_bson = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
 	ext->has_json_to_bson = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
 	ext->has_to_bson_ext = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+	ext->has_bson_document = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
 	ext->schema = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (ext->schema == NULL)
@@ -294,11 +297,11 @@ source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
 
 int
 source_table(PGconn *conn, const char *name, const char *column,
-			 int extended_json, Source *src, char *err, size_t errsize)
+			 int extended_json, int no_id, Source *src, char *err, size_t errsize)
 {
 	const char *params[2];
 	PGresult   *res;
-	Extension	ext = {NULL, "", 0, 0, 0};
+	Extension	ext = {NULL, "", 0, 0, 0, 0};
 	char		oid[16];
 	const char *schema;
 	size_t		n;
@@ -326,17 +329,24 @@ source_table(PGconn *conn, const char *name, const char *column,
 				 "columns' own types");
 			goto fail;
 		}
-		if (!ext.has_row_to_bson)
+		if (no_id && !ext.has_row_to_bson)
 		{
-			extension_lacks(conn, &ext, "exporting whole rows (--table without --column)",
+			extension_lacks(conn, &ext, "exporting whole rows without _id (--no-id)",
 							"row_to_bson", err, errsize);
+			goto fail;
+		}
+		if (!no_id && !ext.has_bson_document)
+		{
+			extension_lacks(conn, &ext, "exporting whole rows with _id (--table without "
+							"--column; --no-id exports them without, with row_to_bson)",
+							"bson_document", err, errsize);
 			goto fail;
 		}
 		n = strlen(schema) + 64;
 		src->expr = malloc(n);
+		/* t.* rather than t: a column named t would win over the row */
 		if (src->expr)
-			/* t.* rather than t: a column named t would win over the row */
-			snprintf(src->expr, n, "%s.row_to_bson(t.*)", schema);
+			snprintf(src->expr, n, "%s.%s(t.*)", schema, no_id ? "row_to_bson" : "bson_document");
 	}
 	else
 	{
@@ -372,7 +382,7 @@ source_table(PGconn *conn, const char *name, const char *column,
 			else
 				fail(err, errsize, "column \"%s\" does not exist in table %s\n"
 					 "hint: the table has no json or jsonb column; export its rows with --table alone "
-					 "(row_to_bson)", column, src->table);
+					 "(bson_document)", column, src->table);
 			free(cols);
 			goto fail;
 		}
@@ -390,7 +400,7 @@ source_table(PGconn *conn, const char *name, const char *column,
 			fail(err, errsize, "column %s of table %s has type %s; --column needs a jsonb or json "
 				 "column\nhint: %s%s%s", qcol, src->table, PQgetvalue(res, 0, 1),
 				 cols && cols[0] ? "the table's json and jsonb columns are: " : "",
-				 cols && cols[0] ? cols : "export the rows with --table alone (row_to_bson), ",
+				 cols && cols[0] ? cols : "export the rows with --table alone (bson_document), ",
 				 cols && cols[0] ? "" : "or convert with --query 'SELECT to_bson(col::jsonb) FROM tbl'");
 			free(cols);
 			PQclear(res);

@@ -54,12 +54,14 @@ extern int	source_lock(PGconn *conn, const Source *src, int nowait, int may_skip
 						char *err, size_t errsize);
 
 /*
- * Check --table NAME [--column COL] [--extended-json] in the export's
- * transaction: NAME must still be the relation source_resolve found; COL
- * follows SQL rules too; the bson_out functions needed must exist.
+ * Check --table NAME [--column COL] [--extended-json] [--no-id] in the
+ * export's transaction: NAME must still be the relation source_resolve
+ * found; COL follows SQL rules too; the bson_out functions needed must
+ * exist.  A whole row is bson_document(t.*) (_id first, as the change
+ * events' fullDocument), or with no_id row_to_bson(t.*).
  */
 extern int	source_table(PGconn *conn, const char *name, const char *column,
-						 int extended_json, Source *src, char *err, size_t errsize);
+						 int extended_json, int no_id, Source *src, char *err, size_t errsize);
 
 /*
  * Check that --query is one query (a trailing ';' and comments are removed;
