@@ -142,6 +142,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	Oid			relid = RelationGetRelid(rel);
 	Oid			table = bson_collection_table(relid, opts->partition_root);
 	BsonChangeTable *t = &entry->change;
+	const char *schema;
 
 	/*
 	 * Valid from the start: an invalidation that arrives while the catalogs
@@ -158,8 +159,11 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->root = InvalidOid;
 	entry->column_map = NULL;
 	entry->natts = RelationGetDescr(rel)->natts;
+	schema = get_namespace_name(RelationGetNamespace(rel));
+	if (schema == NULL)
+		elog(ERROR, "cache lookup failed for namespace %u", RelationGetNamespace(rel));
 	entry->name = MemoryContextStrdup(entry->mcxt,
-									  quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+									  quote_qualified_identifier(schema,
 																 RelationGetRelationName(rel)));
 	/* partitions that are tables of their own leave their root no rows */
 	entry->selected = (opts->partition_root ||

@@ -177,6 +177,15 @@ SELECT count(*) AS updates,
 		AND d.db = e.e -> 'ns' ->> 'db' AND d.coll = e.e -> 'ns' ->> 'coll'
 		AND d.doc::text = (e.e -> 'fullDocument')::text)) AS same_key_and_ns
 FROM events e WHERE e.e ->> 'operationType' = 'update';
+-- the root's definition is its partitions' model: a column added to the root
+-- reaches the events of the partitions' rows at once
+ALTER TABLE dp ADD COLUMN w int DEFAULT 7;
+UPDATE dp SET v = 'z' WHERE id = 2;
+ALTER TABLE dp DROP COLUMN w;
+UPDATE dp SET v = 'y' WHERE id = 2;
+SELECT bson_to_json(data)::json -> 'fullDocument' AS doc
+FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL)
+WHERE bson_to_json(data)::json -> 'fullDocument' ->> 'v' IN ('z', 'y');
 -- a TRUNCATE of the root is one event for its collection
 TRUNCATE dp;
 SELECT bson_to_json(data)::json -> 'ns' AS ns, bson_to_json(data)::json ->> 'operationType' AS op
