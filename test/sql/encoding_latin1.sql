@@ -75,3 +75,15 @@ SELECT bson_to_json('\x1300000002730007000000616200e282ac0000'::bytea);
 -- an array key that is not a digit, and a long key, in the path: escaped, cut
 SELECT bson_to_json('\x190000000461001100000002c3a90004000000e282ac000000'::bytea);
 SELECT from_bson('\x73000000026b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b0004000000e282ac0000'::bytea);
+
+-- the document model in a LATIN1 database: names and values as UTF-8 in the
+-- documents; bson_collections' names and metadata are text, converted to
+-- the client's encoding as all text is
+SELECT E'caf\xe9' AS tname, E'na\xefve' AS cname \gset
+CREATE TABLE :"tname" (id int PRIMARY KEY, :"cname" text UNIQUE);
+INSERT INTO :"tname" VALUES (1, E'cr\xe8me');
+SELECT encode(bson_document(t), 'hex') FROM :"tname" t;
+SELECT convert_to(coll, 'UTF8') AS coll_utf8,
+       position(convert_to(E'"na\xefve":', 'UTF8') IN convert_to(metadata, 'UTF8')) > 0 AS index_key_utf8
+FROM bson_collections(ARRAY['public.' || :'tname']);
+DROP TABLE :"tname";
