@@ -66,6 +66,8 @@ WORK = os.environ["WORK"]
 RAW = CodecOptions(document_class=RawBSONDocument)
 PLAIN = CodecOptions(document_class=SON, uuid_representation=UuidRepresentation.UNSPECIFIED)
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
+NON_NULL = {"double", "string", "object", "array", "binData", "objectId", "bool", "date", "regex", "int",
+            "timestamp", "long", "decimal", "minKey", "maxKey"}
 METADATA_HEAD = '{"indexes":[{"v":{"$numberInt":"2"},"key":{"_id":{"$numberInt":"1"}},"name":"_id_"}'
 
 passed = 0
@@ -469,7 +471,27 @@ SHAPES = [
          expect="SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM mu t) s",
          ident="key", want_id=("id = 1", 1, ["_id", "id", "email", "code", "a", "b"]),
          update="b = b + 10", delete="id % 5 = 0",
-         uniques={"mu_email_key": ["email"], "mu_code_idx": ["code"], "mu_a_b": ["a", "b"]}),
+         uniques={"mu_email_key": ["email"], "mu_code_idx": ["code"], "mu_a_b": ["a", "b"]},
+         nullable={"mu_email_key": ["email"], "mu_code_idx": ["code"], "mu_a_b": ["a", "b"]}),
+    # unique indexes a document cannot hold as PostgreSQL does are left out
+    # (expression, partial, a dotted name, a column left out of the
+    # documents); NOT NULL and NULLS NOT DISTINCT keys need no filter
+    dict(table="mx", coll="mx",
+         ddl=['CREATE TABLE mx (id int PRIMARY KEY, code text NOT NULL, name text, flag bool, d int, "a.b" int, '
+              '_id int)',
+              "CREATE UNIQUE INDEX mx_code_desc ON mx (code DESC)",
+              "CREATE UNIQUE INDEX mx_lower ON mx (lower(name))",
+              "CREATE UNIQUE INDEX mx_partial ON mx (d) WHERE flag",
+              'CREATE UNIQUE INDEX mx_dot ON mx ("a.b")',
+              "CREATE UNIQUE INDEX mx_hidden ON mx (_id)",
+              "CREATE UNIQUE INDEX mx_nnd ON mx (name) NULLS NOT DISTINCT"],
+         fill="INSERT INTO mx SELECT g, 'c' || g, CASE WHEN g = 3 THEN NULL ELSE 'N' || g END, g % 2 = 0, "
+              "CASE WHEN g % 2 = 0 THEN g ELSE 1 END, g, g FROM generate_series(1, 20) g",
+         expect='SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.code, t.name, t.flag, t.d, t."a.b" '
+                'FROM mx t) s',
+         ident="key", want_id=("id = 1", 1, ["_id", "id", "code", "name", "flag", "d", "a.b"]),
+         update="code = code || '+'", delete="id % 5 = 0",
+         uniques={"mx_code_desc": [("code", -1)], "mx_nnd": ["name"]}, nullable={}),
     dict(table="pt", coll="pt", ddl=PT_DDL,
          fill="INSERT INTO pt SELECT g, (ARRAY['eu', 'us', 'ap', 'sa'])[g % 4 + 1], 'p' || g, g "
               "FROM generate_series(1, 24) g",
@@ -594,11 +616,34 @@ def metadata_checks(db, exp_meta, copy_meta, colls):
             got[i.get("name")] = list(i.get("key", {}).items())
             if i.get("unique") is not True or i.get("v", 2) != 2:
                 bad.append("index %s: %r" % (i.get("name"), i))
-        want = {n: [(col, 1) for col in cols] for n, cols in s["uniques"].items()}
+        want = {n: [col if isinstance(col, tuple) else (col, 1) for col in cols] for n, cols in s["uniques"].items()}
         check(got == want and not bad,
-              "%s: the unique indexes %s" % (name, ", ".join("%s {%s}" % (n, ", ".join("%s: 1" % x for x in cols))
-                                                            for n, cols in s["uniques"].items()) or "none besides _id_"),
+              "%s: the unique indexes %s" % (name, ", ".join("%s {%s}" % (n, ", ".join("%s: %d" % kv for kv in key))
+                                                            for n, key in want.items()) or "none besides _id_"),
               "got %s\n%s\n%s" % (got, "\n".join(bad), text))
+        if not want:
+            continue
+        nullable = s.get("nullable", {})
+        bad = []
+        for i in idx[1:]:
+            pfe = i.get("partialFilterExpression")
+            cols = nullable.get(i.get("name"))
+            if not cols:
+                if pfe is not None:
+                    bad.append("%s: a partialFilterExpression on NOT NULL / NULLS NOT DISTINCT columns: %r"
+                               % (i.get("name"), pfe))
+                continue
+            if pfe is None or list(pfe) != cols:
+                bad.append("%s: partialFilterExpression %r, expected one on %s" % (i.get("name"), pfe, cols))
+                continue
+            for col in cols:
+                types = pfe[col].get("$type") if isinstance(pfe[col], dict) else None
+                if list(pfe[col]) != ["$type"] or not isinstance(types, list) or "null" in types \
+                        or "undefined" in types or not NON_NULL <= set(types):
+                    bad.append("%s: %s: %r" % (i.get("name"), col, pfe[col]))
+        check(not bad, "%s: a partialFilterExpression {col: {$type: [every type but null]}} exactly on the "
+              "nullable columns of unique indexes with NULLS DISTINCT (PostgreSQL lets NULL keys repeat)" % name,
+              "\n".join(bad))
 
 
 def keys_events(db, w, ref):
