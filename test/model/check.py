@@ -39,8 +39,10 @@ replay/...     a consumer with the MongoDB Kafka sink's rules (insert/replace:
 Prints "ok   <name>" or "FAIL <name>: <detail>" per check; the last line is
 "model: N passed, M failed".
 """
+import base64
 import collections
 import glob
+import hashlib
 import os
 import random
 import struct
@@ -49,6 +51,7 @@ import sys
 import threading
 import time
 import traceback
+import urllib.parse
 
 import bson
 import bson.int64
@@ -236,14 +239,42 @@ def read_bson(path):
     return docs
 
 
+def dump_name(coll):
+    """The file name (less .bson) mongodump gives a collection: Go's
+    url.QueryEscape, and a name longer than 238 bytes cut to 208 + "%24" + the
+    unpadded base64url SHA-1 of the collection's name."""
+    name = urllib.parse.quote_plus(coll)
+    if len(name) > 238:
+        digest = hashlib.sha1(coll.encode()).digest()
+        name = name[:208] + "%24" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    return name
+
+
+def coll_of(path):
+    """The collection mongorestore takes a .bson or .metadata.json file for."""
+    name = os.path.basename(path)
+    name = name[:-5] if name.endswith(".bson") else name[:-len(".metadata.json")]
+    if len(name) == 238 and name[208:211] == "%24":
+        with open(path[:-5] + ".metadata.json" if path.endswith(".bson") else path) as f:
+            return bson.json_util.loads(f.read())["collectionName"]
+    return urllib.parse.unquote_plus(name)
+
+
+BAD_NAMES = []      # files named otherwise than mongodump names them
+
+
 def read_dir(path):
-    """{coll: [raw documents]} of DIR/<coll>.bson, and {coll: metadata text}."""
+    """{coll: [raw documents]} of DIR/<file>.bson, and {coll: metadata text},
+    the collections named as mongorestore reads the file names."""
     docs, meta = {}, {}
     for p in sorted(glob.glob(os.path.join(path, "*.bson"))):
-        docs[os.path.basename(p)[:-5]] = read_bson(p)
+        c = coll_of(p)
+        docs[c] = read_bson(p)
+        if os.path.basename(p) != dump_name(c) + ".bson":
+            BAD_NAMES.append("%s for %r (mongodump: %s.bson)" % (p, c, dump_name(c)))
     for p in sorted(glob.glob(os.path.join(path, "*.metadata.json"))):
         with open(p) as f:
-            meta[os.path.basename(p)[:-len(".metadata.json")]] = f.read()
+            meta[coll_of(p)] = f.read()
     return docs, meta
 
 
@@ -369,6 +400,8 @@ PT_DDL = [
     "CREATE TABLE pt_sa0 PARTITION OF pt_sa FOR VALUES WITH (MODULUS 2, REMAINDER 0)",
     "CREATE TABLE pt_sa1 PARTITION OF pt_sa FOR VALUES WITH (MODULUS 2, REMAINDER 1)",
 ]
+LONG_SCHEMA = "é" * 31     # 62 bytes: the collection's escaped name is longer than 238 bytes
+LONG_TABLE = "ü" * 31
 PT_LEAVES = ["pt_eu", "pt_us", "pt_ap", "pt_sa0", "pt_sa1"]
 
 
@@ -492,6 +525,21 @@ SHAPES = [
          ident="key", want_id=("id = 1", 1, ["_id", "id", "code", "name", "flag", "d", "a.b"]),
          update="code = code || '+'", delete="id % 5 = 0",
          uniques={"mx_code_desc": [("code", -1)], "mx_nnd": ["name"]}, nullable={}),
+    # names escaped in file names as mongodump escapes them; a long one cut
+    dict(table='"Odd Name/ü"', coll="Odd Name/ü",
+         ddl=['CREATE TABLE "Odd Name/ü" (id int PRIMARY KEY, v text)'],
+         fill="""INSERT INTO "Odd Name/ü" SELECT g, 'ö' || g FROM generate_series(1, 20) g""",
+         expect="""SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM "Odd Name/ü" t) s""",
+         ident="key", want_id=("id = 1", 1, ["_id", "id", "v"]),
+         update="v = v || '+'", delete="id % 5 = 0", uniques={}),
+    dict(table='"%s"."%s"' % (LONG_SCHEMA, LONG_TABLE), coll="%s.%s" % (LONG_SCHEMA, LONG_TABLE),
+         ddl=['CREATE SCHEMA "%s"' % LONG_SCHEMA,
+              'CREATE TABLE "%s"."%s" (id int PRIMARY KEY, v text)' % (LONG_SCHEMA, LONG_TABLE)],
+         fill="""INSERT INTO "%s"."%s" SELECT g, 'l' || g FROM generate_series(1, 20) g""" % (LONG_SCHEMA, LONG_TABLE),
+         expect="""SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM "%s"."%s" t) s""" % (LONG_SCHEMA,
+                                                                                             LONG_TABLE),
+         ident="key", want_id=("id = 1", 1, ["_id", "id", "v"]),
+         update="v = v || '+'", delete="id % 5 = 0", uniques={}),
     dict(table="pt", coll="pt", ddl=PT_DDL,
          fill="INSERT INTO pt SELECT g, (ARRAY['eu', 'us', 'ap', 'sa'])[g % 4 + 1], 'p' || g, g "
               "FROM generate_series(1, 24) g",
@@ -523,6 +571,8 @@ def keys_test():
         # the events' checks still run, on a slot made here
         print("note: the slot made by SQL instead (pg_bsonstream did not leave it)")
         sql(db, "SELECT pg_create_logical_replication_slot('keys', 'bson_out')")
+    check(not BAD_NAMES, "keys: the files are named as mongodump names them (URL query escapes, long names "
+          "cut with a SHA-1)", "\n".join(BAD_NAMES))
     check(set(exp_docs) == colls, "keys: pg_bsonexport --out-dir writes one file per collection (partitions "
           "in their root's)", "files %s, expected %s" % (sorted(exp_docs), sorted(colls)))
     check(set(copy_docs) == colls, "keys: the first copy writes one file per collection (partitions in "
@@ -531,7 +581,7 @@ def keys_test():
     for s in SHAPES:
         c = s["coll"]
         name = "keys/%s" % c
-        path = os.path.join(w, "table.%s.bson" % c)
+        path = os.path.join(w, "table.%s.bson" % dump_name(c))
         rc, err = export_table(db, s["table"], path)
         table_docs = read_bson(path) if rc == 0 and os.path.exists(path) else None
         check(ref[c] and table_docs is not None and not multiset_diff(table_docs, ref[c]),
@@ -775,7 +825,7 @@ def dump_colls(path):
     """{"db/coll"} of the .bson files of a dump directory (DIR/<db>/<coll>.bson)."""
     out = set()
     for p in glob.glob(os.path.join(path, "*", "*.bson")):
-        out.add("%s/%s" % (os.path.basename(os.path.dirname(p)), os.path.basename(p)[:-5]))
+        out.add("%s/%s" % (os.path.basename(os.path.dirname(p)), coll_of(p)))
     return out
 
 
