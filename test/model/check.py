@@ -545,6 +545,7 @@ SHAPES = [
               "FROM generate_series(1, 24) g",
          expect="SELECT row_to_bson(s) FROM (SELECT %s AS _id, t.* FROM pt t) s" % composite("id", "region"),
          ident="key", want_id=("id = 1", SON([("id", 1), ("region", "us")]), ["_id", "id", "region", "v", "n"]),
+         mid=["ALTER TABLE pt DROP COLUMN n", "ALTER TABLE pt ADD COLUMN z int DEFAULT 7"],
          update="v = v || '+'", delete="id % 5 = 0", uniques={}),
 ]
 
@@ -704,6 +705,8 @@ def keys_events(db, w, ref):
     deleted = {}
     for s in SHAPES:
         c = s["coll"]
+        # the stream goes on through schema changes of the root
+        script(db, s.get("mid", []))
         xids[("update", c)] = in_xact(db, ["UPDATE %s SET %s" % (s["table"], s["update"])])
         after[c] = documents(db, "SELECT bson_document(t) FROM %s t" % s["table"])
         deleted[c] = documents(db, "SELECT bson_document(t) FROM %s t WHERE %s" % (s["table"], s["delete"]))
@@ -744,7 +747,8 @@ def keys_events(db, w, ref):
                       dict(ops), [show_id(k) for k in (collections.Counter(keys) - collections.Counter(copy_ids))][:3],
                       [show_id(k) for k in (collections.Counter(copy_ids) - collections.Counter(keys))][:3]))
             check(None not in fulls and not multiset_diff(fulls, after[c]),
-                  "%s: the updates' fullDocument = bson_document of the new rows" % name,
+                  "%s: the updates' fullDocument = bson_document of the new rows%s"
+                  % (name, " (after %s)" % "; ".join(s["mid"]) if s.get("mid") else ""),
                   lambda: "no fullDocument" if None in fulls else multiset_diff(fulls, after[c]))
         elif ident == "whole":
             dels = [e.key for e in up if e.op == "delete"]
@@ -1219,7 +1223,11 @@ def preflight():
 
 def main():
     t0 = time.time()
-    if preflight():
+    try:
+        ready = preflight()
+    except Exception:                   # noqa: BLE001
+        ready = fail("setup: the database and the extension", traceback.format_exc())
+    if ready:
         for test in (keys_test, select_test, replay_test):
             try:
                 test()
