@@ -405,11 +405,33 @@ plan_dump(Dump *d)
 	return 0;
 }
 
+/* The dump's root with the directories above it, as pg_basebackup -D makes them */
+static int
+make_root(Dump *d)
+{
+	char	   *path = strdup(d->o->dir);
+	int			rc = 0;
+
+	if (path == NULL)
+		return dump_fail(d, "out of memory");
+	for (char *p = path + 1; *p && rc == 0; p++)
+		if (*p == '/' && p[-1] != '/')
+		{
+			*p = '\0';
+			rc = make_dir(d, path);
+			*p = '/';
+		}
+	if (rc == 0)
+		rc = make_dir(d, path);
+	free(path);
+	return rc;
+}
+
 /* Every database's directory, and what dead runs left in it. */
 static int
 make_dirs(Dump *d)
 {
-	if (make_dir(d, d->o->dir) != 0)
+	if (make_root(d) != 0)
 		return -1;
 	for (int i = 0; i < d->ncolls; i++)
 	{

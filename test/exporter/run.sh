@@ -51,7 +51,7 @@ else
 	# the copy keeps the layout, as the exporter compiles ../src/core/bson_reader.c
 	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
 	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h "$WORK/build/src/core/"
+	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h "$WORK/build/src/core/"
 	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonexport
 fi
@@ -259,6 +259,11 @@ DROP FUNCTION to_bson(jsonb, boolean, boolean);
 CREATE TABLE t (j json, b jsonb);
 INSERT INTO t VALUES ('{"a": 1}', '{"a": 1}');
 SQL
+# the previous release, not updated: no bson_document, no bson_collections
+createdb -T template0 xdump || exit 1
+createdb -T template0 v100 || exit 1
+Q -d v100 -c "CREATE EXTENSION bson_out VERSION '1.0.0'" \
+	-c "CREATE TABLE t (id int PRIMARY KEY)" -c "INSERT INTO t VALUES (1)" || exit 1
 
 # ---------------------------------------------------------------- exports read back
 log "exports read back by pymongo and libbson"
@@ -276,7 +281,9 @@ verify "small" "$WORK/small.bson" "SELECT to_bson(doc) FROM small"
 [ ! -s "$WORK/err" ] && pass "--quiet: nothing on standard error" || fail "--quiet" "$(cat "$WORK/err")"
 T=$WORK/typed.bson
 run "$BIN" --table typed -o "$T" -q
-verify "typed (row_to_bson of every row)" "$T" "SELECT row_to_bson(t) FROM typed t"
+verify "typed (bson_document of every row: _id first)" "$T" "SELECT bson_document(t) FROM typed t"
+run "$BIN" --table typed --no-id -o "$WORK/typed_noid.bson" -q
+verify "typed --no-id (row_to_bson of every row)" "$WORK/typed_noid.bson" "SELECT row_to_bson(t) FROM typed t"
 run "$BIN" --table medium_ext --column doc --extended-json -o "$WORK/ext.bson" -q
 verify "medium_ext --extended-json (to_bson(doc, true))" "$WORK/ext.bson" "SELECT to_bson(doc, true) FROM medium_ext"
 run "$BIN" --table jt --column j -o "$WORK/jt.bson" -q
@@ -418,6 +425,21 @@ expect_error "16 MiB default limit" 1 "row 1: the document is 170000[0-9]+ bytes
 run "$BIN" --query "$BIGDOC" --max-size 20M -o "$WORK/16m.bson" -q
 [ "$rc" -eq 0 ] && [ "$(tail -1 <("$WORK/read_libbson" "$WORK/16m.bson"))" = "count 1" ] &&
 	pass "--max-size 20M lets a 17 MB document through" || fail "--max-size 20M" "$(cat "$WORK/err")"
+# PostgreSQL's units, 1024-based: kB, MB, GB (and k, M, G)
+run "$BIN" --query "$BIGDOC" --max-size 20MB -o "$WORK/16mb.bson" -q
+[ "$rc" -eq 0 ] && cmp -s "$WORK/16mb.bson" "$WORK/16m.bson" &&
+	pass "--max-size 20MB is 20M" || fail "--max-size 20MB" "$(cat "$WORK/err")"
+rm -f "$WORK/16m.bson" "$WORK/16mb.bson"
+KDOC="SELECT to_bson(jsonb_build_object('s', repeat('x', 1500)))"
+expect_error "--max-size 1kB is 1024 bytes" 1 "the document is 15[0-9]{2} bytes, more than the --max-size limit of 1024 bytes" \
+	"$BIN" --query "$KDOC" --max-size 1kB -o "$WORK/k.bson"
+run "$BIN" --query "$KDOC" --max-size 2kB -o "$WORK/k.bson" -q
+[ "$rc" -eq 0 ] && pass "--max-size 2kB (2048 bytes) lets it through" || fail "--max-size 2kB" "$(cat "$WORK/err")"
+rm -f "$WORK/k.bson"
+expect_error "usage: --max-size 2GB is over the int32 limit" 2 "from 5 to 2147483647 bytes" \
+	"$BIN" --table medium --max-size 2GB -o "$WORK/x.bson"
+expect_error "usage: --max-size 1TB" 2 "from 5 to 2147483647 bytes" \
+	"$BIN" --table medium --max-size 1TB -o "$WORK/x.bson"
 expect_error "invalid BSON: length header" 1 \
 	"row 2: the value is not a BSON document: its length header says 6 bytes, but the value has 5 bytes" \
 	"$BIN" --query "SELECT b FROM (VALUES (1, to_bson('{\"a\": 1}')), (2, '\\x0600000000'::bytea)) v(i, b) ORDER BY i" -o "$WORK/inv.bson"
@@ -477,7 +499,139 @@ if [ "$rc" -eq 0 ] && [ "$(hex_file "$WORK/hostile.bson")" = \
 else
 	fail "--no-validate --jobs 2" "rc $rc; $(cat "$WORK/err")"
 fi
-"$BIN" --help | grep -q -- "--no-validate" && pass "--help describes --no-validate" || fail "--help: --no-validate"
+# into a file: grep -q would stop reading a help longer than a pipe's write
+"$BIN" --help >"$WORK/help.txt"
+grep -q -- "--no-validate" "$WORK/help.txt" && pass "--help describes --no-validate" || fail "--help: --no-validate"
+grep -q -- "--no-id .*row_to_bson" "$WORK/help.txt" && grep -q -- "--out-dir=DIR" "$WORK/help.txt" &&
+	grep -q -- "--exclude-tables=LIST" "$WORK/help.txt" &&
+	pass "--help describes --no-id, --out-dir, --exclude-tables" || fail "--help: the new options"
+[ "$("$BIN" --version)" = "pg_bsonexport 1.1.0" ] && pass "--version: pg_bsonexport 1.1.0" ||
+	fail "--version" "$("$BIN" --version)"
+
+# ---------------------------------------------------------------- --out-dir
+log "--out-dir: dump directories from bson_collections()"
+Q -d xdump <<'SQL' >/dev/null || exit 1
+CREATE EXTENSION bson_out;
+CREATE TABLE a (id int PRIMARY KEY, v text);
+INSERT INTO a SELECT g, 'v' || g FROM generate_series(1, 1000) g;
+CREATE UNIQUE INDEX a_v ON a (v);
+CREATE TABLE b (x int, y text, z numeric, PRIMARY KEY (x, y));
+INSERT INTO b SELECT g, 'y' || g, g / 3.0 FROM generate_series(1, 500) g;
+CREATE TABLE nokey (n int, "_id" text);
+INSERT INTO nokey SELECT g, 'id' || g FROM generate_series(1, 100) g;
+CREATE TABLE p (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k);
+CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (10);
+CREATE TABLE p2 PARTITION OF p FOR VALUES FROM (10) TO (20);
+INSERT INTO p SELECT g, g % 20 FROM generate_series(1, 300) g;
+CREATE SCHEMA s;
+CREATE TABLE s."we/ird$.na me" (id int PRIMARY KEY);
+INSERT INTO s."we/ird$.na me" VALUES (1), (2);
+-- a collection name longer than a file name may be: cut, with its hash
+CREATE SCHEMA "$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$";
+CREATE TABLE "$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$"."///////////////////////////////////////////////////////////////" (id int PRIMARY KEY);
+INSERT INTO "$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$$"."///////////////////////////////////////////////////////////////" VALUES (7);
+-- 2048 blocks and more: split into block ranges with --jobs
+CREATE TABLE large (id int PRIMARY KEY, pad text);
+INSERT INTO large SELECT g, repeat('x', 100) FROM generate_series(1, 200000) g;
+CREATE UNLOGGED TABLE unlogged (id int PRIMARY KEY);
+CREATE VIEW av AS SELECT * FROM a;
+VACUUM ANALYZE;
+SQL
+D=$WORK/dump
+# check_dump NAME DIR [check_dump.py selection options]: the files against bson_collections()
+check_dump() {
+	local name=$1 dir=$2 out
+	shift 2
+	if out=$("$PYTHON" test/exporter/check_dump.py --dbname xdump --dir "$dir" "$@" 2>&1); then
+		pass "$name: $out"
+	else
+		fail "$name" "$out"
+	fi
+}
+run "$BIN" -d xdump --out-dir "$D/j1"
+[ "$rc" -eq 0 ] || fail "--out-dir" "$(cat "$WORK/err")"
+check_dump "--out-dir: DIR/<db>/<coll>.bson and .metadata.json, read back by pymongo and json_util" "$D/j1"
+if grep -Eq "^pg_bsonexport: 7 collections \(8 tables\), [0-9]+ documents \(.*\) written to $D/j1 in " "$WORK/err"; then
+	pass "--out-dir summary: $(cat "$WORK/err")"
+else
+	fail "--out-dir summary" "$(cat "$WORK/err")"
+fi
+[ -f "$D/j1/xdump/p.bson" ] && [ ! -e "$D/j1/xdump/p1.bson" ] &&
+	[ -f "$D/j1/xdump/s.we%2Fird%24.na+me.bson" ] && [ ! -e "$D/j1/xdump/unlogged.bson" ] &&
+	[ ! -e "$D/j1/xdump/av.bson" ] &&
+	[ "$(ls "$D/j1/xdump" | grep -c '^%24%24.*%2F%2F.*%24[A-Za-z0-9_-]\{27\}\.bson$')" = 1 ] &&
+	pass "--out-dir: partitions in their root's file, names escaped as mongodump does (a long one cut), no unlogged table, no view" ||
+	fail "--out-dir file names" "$(ls "$D/j1/xdump")"
+run "$BIN" -d xdump --out-dir "$D/j4" -j 4 -v
+ok=$([ "$rc" -eq 0 ] && (cd "$D/j1" && find . -type f | sort) | cmp -s - <(cd "$D/j4" && find . -type f | sort) && echo 1)
+for f in "$D"/j1/xdump/*; do cmp -s "$f" "$D/j4/xdump/$(basename "$f")" || ok=; done
+ranges=$(grep -c "job [0-9]: public.large, blocks" "$WORK/err")
+[ -n "$ok" ] && [ "$ranges" -ge 2 ] &&
+	pass "--out-dir --jobs 4: every file byte-identical to --jobs 1; the large table in $ranges block ranges" ||
+	fail "--out-dir --jobs 4" "ranges $ranges; $(tail -5 "$WORK/err")"
+run "$BIN" -d xdump --table a -o "$WORK/a.bson" -q
+cmp -s "$WORK/a.bson" "$D/j1/xdump/a.bson" &&
+	pass "--table a: the documents of the dump's a.bson (bson_document, _id first)" ||
+	fail "--table a against the dump" "$(cat "$WORK/err")"
+
+# the selection: a comma-separated list, repeated options, exclusions, names
+run "$BIN" -d xdump --out-dir "$D/list" --include-tables 'public.a, public.b' -q
+check_dump "--include-tables 'public.a, public.b'" "$D/list" --include 'public.a, public.b'
+run "$BIN" -d xdump --out-dir "$D/rep" --include-tables public.a --include-tables public.b -q
+[ "$(cd "$D/list" && find . -type f | sort)" = "$(cd "$D/rep" && find . -type f | sort)" ] &&
+	[ "$(cd "$D/rep" && find . -type f | sort | tr '\n' ' ')" = "./xdump/a.bson ./xdump/a.metadata.json ./xdump/b.bson ./xdump/b.metadata.json " ] &&
+	pass "--include-tables repeated selects what one comma-separated list does" ||
+	fail "--include-tables repeated" "$(cd "$D/rep" && find . -type f)"
+run "$BIN" -d xdump --out-dir "$D/excl" --exclude-tables 'public.l*' --exclude-tables 's.*' -q
+check_dump "--exclude-tables 'public.l*' --exclude-tables 's.*'" "$D/excl" --exclude 'public.l*' --exclude 's.*'
+[ ! -e "$D/excl/xdump/large.bson" ] && [ -f "$D/excl/xdump/a.bson" ] && pass "--exclude-tables: large left out" ||
+	fail "--exclude-tables" "$(ls "$D/excl/xdump")"
+run "$BIN" -d xdump --out-dir "$D/names" --ns-db other --include-schema --no-partition-root \
+	--include-tables 'public.p, public.a' -q
+check_dump "--ns-db other --include-schema --no-partition-root" "$D/names" --ns-db other --include-schema \
+	--no-partition-root --include 'public.p, public.a'
+[ -f "$D/names/other/public.p1.bson" ] && [ -f "$D/names/other/public.a.bson" ] &&
+	pass "--ns-db, --include-schema, --no-partition-root: other/public.p1.bson, other/public.a.bson" ||
+	fail "--ns-db and friends" "$(find "$D/names")"
+run "$BIN" -d xdump --out-dir "$D/warn" --include-tables 'public.a, public.nope'
+[ "$rc" -eq 0 ] && grep -q 'pg_bsonexport: WARNING:  include-tables pattern "public.nope" selects no table' "$WORK/err" &&
+	[ -f "$D/warn/xdump/a.bson" ] &&
+	pass "the server's warning is shown: $(grep WARNING "$WORK/err")" || fail "selects no table warning" "$(cat "$WORK/err")"
+
+# existing files, usage
+before=$(md5sum <"$D/j1/xdump/a.bson")
+expect_error "--out-dir: an existing collection file without --force" 1 \
+	"output file \"$D/j1/xdump/[^\"]*\" already exists \(and others\); use --force to overwrite them" \
+	"$BIN" -d xdump --out-dir "$D/j1"
+[ "$(md5sum <"$D/j1/xdump/a.bson")" = "$before" ] && ! compgen -G "$D/j1/xdump/.*.tmp.*" >/dev/null &&
+	pass "--out-dir without --force: nothing touched" || fail "--out-dir without --force changed files"
+: >"$D/rep/xdump/a.bson"
+run "$BIN" -d xdump --out-dir "$D/rep" --include-tables public.a -q
+[ "$rc" -eq 0 ] && cmp -s "$D/rep/xdump/a.bson" "$D/j1/xdump/a.bson" &&
+	pass "--out-dir: an empty collection file is replaced without --force" || fail "empty file replaced" "$(cat "$WORK/err")"
+run "$BIN" -d xdump --out-dir "$D/j1" --force -j 2 -q
+check_dump "--out-dir --force -j 2 over an earlier dump" "$D/j1"
+expect_error "usage: --out-dir with --table" 2 "--out-dir .* cannot be combined with --table" \
+	"$BIN" -d xdump --out-dir "$D/x" --table a
+expect_error "usage: --out-dir with --output" 2 "--out-dir .* cannot be combined with --output" \
+	"$BIN" -d xdump --out-dir "$D/x" -o "$WORK/x.bson"
+expect_error "usage: --out-dir with --query" 2 "--out-dir .* cannot be combined with --query" \
+	"$BIN" -d xdump --out-dir "$D/x" --query "SELECT 1"
+expect_error "usage: --include-tables without --out-dir" 2 "they need --out-dir DIR" \
+	"$BIN" -d xdump --table a --include-tables public.a -o "$WORK/x.bson"
+expect_error "usage: --no-id with --column" 2 "--no-id applies to whole rows" \
+	"$BIN" -d xdump --table a --column v --no-id -o "$WORK/x.bson"
+expect_error "--out-dir: a document over --max-size names the table" 1 \
+	"row 1 of job 1 \(public.large\): the document is [0-9]+ bytes, more than the --max-size limit of 100 bytes" \
+	"$BIN" -d xdump --out-dir "$D/max" --include-tables 'public.a, public.large' --max-size 100
+[ -z "$(find "$D/max" -name '*.tmp.*')" ] && [ ! -e "$D/max/xdump/large.bson" ] &&
+	pass "--out-dir: a failed dump leaves no temporary file" || fail "--out-dir failure left files" "$(find "$D/max")"
+expect_error "--out-dir: a database name mongorestore refuses" 1 \
+	"the database name \"bad.name\" cannot be a directory of the dump: .* mongorestore refuses such names" \
+	"$BIN" -d xdump --out-dir "$D/x" --ns-db bad.name
+grep -q "^hint: name the database with --ns-db NAME" "$WORK/err" &&
+	pass "--out-dir: the hint names --ns-db" || fail "--ns-db hint" "$(cat "$WORK/err")"
+[ ! -e "$D/x" ] && pass "refused dumps leave no directory" || fail "refused dumps left files" "$(find "$D/x")"
 
 # ---------------------------------------------------------------- refused
 log "refused queries, names, connections, permissions"
@@ -511,7 +665,7 @@ expect_error "permission denied with --jobs 2" 1 'permission denied for table me
 expect_error "permission denied in a query" 1 'permission denied for table typed' \
 	"$BIN" -U noread --query "SELECT row_to_bson(t) FROM typed t" -o "$WORK/x.bson"
 no_output "$WORK/x.bson" && pass "refused exports leave no file" || fail "refused exports left files" "$(ls -a "$WORK")"
-expect_error "usage: --table and --query" 2 "give either --table NAME or --query SQL" \
+expect_error "usage: --table and --query" 2 "give either --table NAME, --query SQL or --out-dir DIR" \
 	"$BIN" --table medium --query "SELECT 1" -o "$WORK/x.bson"
 expect_error "usage: --jobs with --query" 2 "--jobs needs --table" \
 	"$BIN" --query "SELECT to_bson(doc) FROM medium" -j 2 -o "$WORK/x.bson"
@@ -528,12 +682,27 @@ expect_error "query with a second statement" 1 \
 	"$BIN" --query "SELECT to_bson('{}'::jsonb); SELECT 2" -o "$WORK/x.bson"
 expect_error "query of comments only" 1 "the query is empty" "$BIN" --query " -- nothing;" -o "$WORK/x.bson"
 expect_error "json column, json_to_bson missing" 1 \
-	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.0.0\) does not have" \
+	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.1.0\) does not have" \
 	"$BIN" -d oldext --table t --column j -o "$WORK/x.bson"
 grep -q "hint: reinstall the extension's files (make install) and run DROP EXTENSION bson_out; CREATE EXTENSION bson_out; or ALTER EXTENSION bson_out UPDATE;" "$WORK/err" &&
 	pass "functions missing: the hint says how to reinstall" || fail "functions missing hint" "$(cat "$WORK/err")"
-expect_error "whole rows, row_to_bson missing" 1 "needs the function row_to_bson, which the bson_out extension" \
-	"$BIN" -d oldext --table t -o "$WORK/x.bson"
+expect_error "whole rows --no-id, row_to_bson missing" 1 "needs the function row_to_bson, which the bson_out extension" \
+	"$BIN" -d oldext --table t --no-id -o "$WORK/x.bson"
+expect_error "whole rows in bson_out 1.0.0: bson_document missing" 1 \
+	"exporting whole rows with _id .* needs the function bson_document, which the bson_out extension in database \"v100\" \(version 1.0.0\) does not have" \
+	"$BIN" -d v100 --table t -o "$WORK/x.bson"
+grep -q "ALTER EXTENSION bson_out UPDATE;" "$WORK/err" &&
+	pass "bson_out 1.0.0: the hint names ALTER EXTENSION bson_out UPDATE" || fail "1.0.0 hint" "$(cat "$WORK/err")"
+run "$BIN" -d v100 --table t --no-id -o "$WORK/v100.bson" -q
+[ "$rc" -eq 0 ] && [ "$(tail -1 <("$WORK/read_libbson" "$WORK/v100.bson"))" = "count 1" ] &&
+	pass "bson_out 1.0.0: --no-id exports with row_to_bson" || fail "1.0.0 --no-id" "$(cat "$WORK/err")"
+rm -f "$WORK/v100.bson"
+expect_error "--out-dir in bson_out 1.0.0: bson_collections missing" 1 \
+	"a dump needs the function bson_collections\(.*\), which the bson_out extension in database \"v100\" \(version 1.0.0\) does not have" \
+	"$BIN" -d v100 --out-dir "$WORK/v100"
+grep -q "ALTER EXTENSION bson_out UPDATE;" "$WORK/err" &&
+	pass "--out-dir in bson_out 1.0.0: the hint names ALTER EXTENSION bson_out UPDATE" ||
+	fail "--out-dir 1.0.0 hint" "$(cat "$WORK/err")"
 expect_error "--extended-json, to_bson(jsonb, boolean) missing" 1 "needs the function to_bson\(jsonb, boolean\), which" \
 	"$BIN" -d oldext --table t --column b --extended-json -o "$WORK/x.bson"
 run "$BIN" -d oldext --table t --column b -o "$WORK/old.bson" -q
