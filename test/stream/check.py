@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Checks of pg_bsonstream, run by test/stream/run.sh on its throwaway cluster.
 
-A first copy and the change stream of a concurrent random workload, replayed
-onto a model (a dictionary per ns keyed by documentKey, the events in resume
-token order, duplicate tokens dropped), must equal the tables exactly: the
-documents compared byte for byte with row_to_bson of the rows, _id first.
+A first copy (a dump directory, DIR/initial/<db>/<coll>.bson with its
+.metadata.json) and the change stream of a concurrent random workload,
+replayed onto a model (a dictionary per ns keyed by documentKey, the events
+in resume token order, duplicate tokens dropped), must equal the tables
+exactly: the documents compared byte for byte with bson_document of the
+rows, _id first.  The selection and naming options reach the copy and the
+stream alike.
 Then the same through SIGKILLs of the client at random moments, a server
 restart and a terminated walsender.  Then every error message, and that no
 temporary file is ever left.
@@ -21,8 +24,10 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 import bson
+import bson.json_util
 import psycopg2
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
@@ -81,15 +86,15 @@ def sql(query, args=None, db=DB):
 TABLES = {
     # ns coll: (create, the document query giving fullDocument, _id first)
     "t1": ("CREATE TABLE t1 (id int PRIMARY KEY, v text, n numeric, j jsonb)",
-           "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.v, t.n, t.j FROM t1 t) s"),
+           "SELECT bson_document(t) FROM t1 t"),
+    # a key of two columns: _id a document of them, in the key's order
     "t2": ("CREATE TABLE t2 (a int, b text, c int, PRIMARY KEY (b, a))",
-           "SELECT row_to_bson(s) FROM (SELECT (SELECT k FROM (SELECT t.b, t.a) k) AS _id, "
-           "t.a, t.b, t.c FROM t2 t) s"),
+           "SELECT bson_document(t) FROM t2 t"),
     # a column named _id in a keyed table: left out, as the events leave it out
     "t4": ("CREATE TABLE t4 (id int PRIMARY KEY, _id text, z int)",
-           "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.z FROM t4 t) s"),
+           "SELECT bson_document(t) FROM t4 t"),
     "s1.t3": ("CREATE TABLE s1.t3 (id bigint PRIMARY KEY, k int, note text, at timestamptz)",
-              "SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.k, t.note, t.at FROM s1.t3 t) s"),
+              "SELECT bson_document(t) FROM s1.t3 t"),
 }
 
 
@@ -213,14 +218,23 @@ def wait_caught_up(slot, timeout=40):
 
 
 def temp_files(out):
-    return [p for p in glob.glob(os.path.join(out, "*", ".*")) if ".tmp." in p]
+    return [p for p in glob.glob(os.path.join(out, "*", ".*")) + glob.glob(os.path.join(out, "*", "*", ".*"))
+            if ".tmp." in p]
+
+
+def initial_files(out, suffix=".bson"):
+    """The first copy's files: {(db, coll): path}, the names unescaped as mongorestore does."""
+    files = {}
+    for path in glob.glob(os.path.join(out, "initial", "*", "*" + suffix)):
+        name = os.path.basename(path)[:-len(suffix)]
+        files[(os.path.basename(os.path.dirname(path)), urllib.parse.unquote_plus(name))] = path
+    return files
 
 
 def replay(out):
     """The model: the first copy, then the events in token order, duplicates dropped."""
     model = {}
-    for path in glob.glob(os.path.join(out, "initial", "*.bson")):
-        ns = os.path.basename(path)[:-5].split(".", 1)[1]
+    for (_, ns), path in initial_files(out).items():
         docs = model.setdefault(ns, {})
         with open(path, "rb") as f:
             for d in bson.decode_file_iter(f, codec_options=RAW):
@@ -285,7 +299,7 @@ def compare(name, out):
 
 
 def read_back(name, out):
-    files = glob.glob(os.path.join(out, "*", "*.bson"))
+    files = glob.glob(os.path.join(out, "*", "*.bson")) + glob.glob(os.path.join(out, "initial", "*", "*.bson"))
     bad = []
     for path in files:
         r = subprocess.run([READ_LIBBSON, path], capture_output=True, text=True)
@@ -361,6 +375,7 @@ def plain_run():
     err = open(os.path.join(WORK, "plain.stderr")).read()
     check(re.search(r"initial copy: 4 tables, \d+ documents; \d+ events", err),
           "plain: the one-line summary", err)
+    metadata_check("plain", out)
     sql("SELECT pg_drop_replication_slot('plain')")
 
 
@@ -401,14 +416,15 @@ def parts_run():
     sql("ALTER SYSTEM RESET log_statement")
     sql("SELECT pg_reload_conf()")
     log = open(os.path.join(CLUSTER_DIR, "server.log"), errors="replace").read()
-    ranges = len(re.findall(r"statement: COPY \(SELECT .*FROM ONLY public\.tbig t WHERE t\.ctid", log))
+    ranges = len(re.findall(r"statement: (LOCK TABLE [^;]*; )?COPY \(SELECT .*FROM ONLY public\.tbig t "
+                            r"WHERE t\.ctid", log))
     model, nevents, _ = replay(out)
     want = {}
-    for (raw,) in sql("SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.id, t.n, t.pad FROM tbig t) s"):
+    for (raw,) in sql("SELECT bson_document(t) FROM tbig t"):
         raw = bytes(raw)
         want[bson.encode({"k": bson.decode(raw, codec_options=RAW)["_id"]})] = raw
     got = model.get("tbig", {})
-    with open(os.path.join(out, "initial", DB + ".tbig.bson"), "rb") as f:
+    with open(os.path.join(out, "initial", DB, "tbig.bson"), "rb") as f:
         initial = [d["_id"] for d in bson.decode_file_iter(f)]
     # before 14 there is no TID Range Scan: every range would read the whole table
     split_expected = int(sql("SHOW server_version_num")[0][0]) >= 140000
@@ -422,6 +438,83 @@ def parts_run():
                                       len(got), len(want), sum(1 for k in want if got.get(k) != want[k])))
     sql("SELECT pg_drop_replication_slot('parts')")
     sql("DROP TABLE tbig")
+
+
+def metadata_check(name, out):
+    """Each collection of the first copy has its metadata file, read as canonical Extended JSON."""
+    bad = []
+    files = initial_files(out)
+    metas = initial_files(out, ".metadata.json")
+    for key in files:
+        try:
+            with open(metas[key], encoding="utf-8") as f:
+                meta = bson.json_util.loads(f.read())
+            if meta.get("collectionName") != key[1] or meta["indexes"][0]["name"] != "_id_":
+                bad.append("%s: %r" % (metas[key], meta))
+        except (KeyError, IndexError, OSError, ValueError) as e:
+            bad.append("%s: %r" % (key, e))
+    check(files and set(files) == set(metas) and not bad,
+          "%s: a .metadata.json beside each of the %d .bson files, with the collection's name "
+          "and its _id index" % (name, len(files)), "\n".join(bad))
+
+
+def selection_run():
+    """The selection and naming options reach the first copy and the stream
+    alike: a list in one argument and repeated options, --exclude-tables,
+    --ns-db, --include-schema, a partitioned table as its root's collection
+    or (--no-partition-root) as its partitions'; a pattern that selects
+    nothing is the server's warning."""
+    sql("CREATE TABLE pp (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k)")
+    sql("CREATE TABLE pp1 PARTITION OF pp FOR VALUES FROM (0) TO (10)")
+    sql("CREATE TABLE pp2 PARTITION OF pp FOR VALUES FROM (10) TO (20)")
+    sql("INSERT INTO pp SELECT g, g % 20 FROM generate_series(1, 100) g")
+    runs = {
+        "selroot": ["--include-tables", "public.t1, public.pp", "--include-tables", "public.t2",
+                    "--include-tables", "public.nope", "--exclude-tables", "public.t2",
+                    "--ns-db", "nsdb", "--include-schema"],
+        "selparts": ["--include-tables", "public.pp", "--no-partition-root"],
+    }
+    want = {
+        "selroot": {("nsdb", "public.t1"), ("nsdb", "public.pp")},
+        "selparts": {(DB, "pp1"), (DB, "pp2")},
+    }
+    for i, (slot, extra) in enumerate(runs.items()):
+        k = 500001 + 10 * i
+        out = os.path.join(WORK, slot)
+        err_path = os.path.join(WORK, slot + ".stderr")
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", slot, "-o", out, "--create-slot",
+                                 "--initial-copy", "--segment-time", "0.3", "--status-interval", "1"]
+                                + extra, stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"))
+        deadline = time.time() + 20
+        while time.time() < deadline and proc.poll() is None and \
+                not sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s AND active", (slot,)):
+            time.sleep(0.1)
+        sql("INSERT INTO t1 VALUES (%s, 'sel', 1, '{}')", (k,))
+        sql("INSERT INTO t2 VALUES (%s, 'sel', 1)", (k,))
+        sql("INSERT INTO pp VALUES (%s, 3), (%s, 13)", (k, k + 1))
+        check(wait_caught_up(slot, 30), "%s: the slot confirms the changes" % slot)
+        stop(proc, slot)
+        copied = set(initial_files(out))
+        events = set()
+        for path in glob.glob(os.path.join(out, "changes", "*.bson")):
+            with open(path, "rb") as f:
+                events.update((e["ns"]["db"], e["ns"]["coll"]) for e in bson.decode_file_iter(f))
+        err = open(err_path).read()
+        check(copied == want[slot] and events == want[slot],
+              "%s (%s): the first copy and the stream select and name the same collections: %s"
+              % (slot, " ".join(extra), sorted(want[slot])),
+              "copied %s, events %s\n%s" % (sorted(copied), sorted(events), err))
+        metadata_check(slot, out)
+        if slot == "selroot":
+            with open(initial_files(out)[("nsdb", "public.pp")], "rb") as f:
+                n = sum(1 for _ in bson.decode_file_iter(f))
+            check(n == 100, "selroot: both partitions' rows in the root's one file (%d)" % n)
+            check('WARNING:  include-tables pattern "public.nope" selects no table' in err,
+                  "selroot: the server's warning for a pattern that selects no table is shown", err)
+        sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+    sql("DELETE FROM t1 WHERE id BETWEEN 500001 AND 500100")
+    sql("DELETE FROM t2 WHERE a BETWEEN 500001 AND 500100")
+    sql("DROP TABLE pp")
 
 
 def crash_run():
@@ -509,7 +602,12 @@ def endpos_run():
         with open(path, "rb") as f:
             ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
     confirmed = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'upto'")[0][0]
-    nseg = len(glob.glob(os.path.join(out, "changes", "*.bson")))
+    segs = sorted(glob.glob(os.path.join(out, "changes", "*.bson")))
+    nseg = len(segs)
+    # --segment-size 2kB is 2048 bytes: every segment but the last reached it
+    small = [p for p in segs[:-1] if os.path.getsize(p) < 2048]
+    check(nseg > 2 and not small, "--segment-size 2kB: %d segments, all but the last of 2048 bytes "
+          "or more" % nseg, "%s" % [(os.path.basename(p), os.path.getsize(p)) for p in segs])
     check(r.returncode == 0 and ids == list(range(200001, 200101)) and nseg > 2
           and lsn_value(start) < lsn_value(confirmed) <= lsn_value(before_after) and not temp_files(out),
           "--endpos: the 100 changes before it in %d durable segments, not the one after, "
@@ -604,6 +702,12 @@ def errors():
               r"hint: Connect as a role with the REPLICATION attribute")
     run_error("--initial-copy without --create-slot", base + ["--slot", "x", "--initial-copy"],
               r"--initial-copy needs --create-slot", status=2)
+    run_error("an invalid --segment-size", base + ["--slot", "x", "--segment-size", "12Q"],
+              r'invalid --segment-size "12Q": give bytes, or a number with a unit kB, MB, GB or TB',
+              status=2)
+    r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.1.0\n", "--version: pg_bsonstream 1.1.0",
+          r.stdout + r.stderr)
 
     has_setting = True
     try:
@@ -697,11 +801,11 @@ def interrupted_copy():
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
     slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'intr'")
+    left = [p for p in glob.glob(os.path.join(out, "initial", "**"), recursive=True) if os.path.isfile(p)]
     check(caught and proc.returncode == 1 and 'slot "intr" has been dropped again' in err and not slot
-          and not temp_files(out) and not glob.glob(os.path.join(out, "initial", "*")),
+          and not temp_files(out) and not left,
           "SIGINT during the first copy: exit 1, the slot dropped again, no file left",
-          "caught %s, exit %s, slot %s, files %s\n%s" % (caught, proc.returncode, slot,
-                                                         os.listdir(os.path.join(out, "initial")), err))
+          "caught %s, exit %s, slot %s, files %s\n%s" % (caught, proc.returncode, slot, left, err))
     sql("DROP TABLE big")
 
 
@@ -721,6 +825,7 @@ def main():
     setup()
     plain_run()
     parts_run()
+    selection_run()
     crash_run()
     stdout_run()
     endpos_run()

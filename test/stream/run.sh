@@ -29,7 +29,7 @@ else
 	# a copy, as test/exporter/run.sh does: the work tree's objects stay untouched
 	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
 	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h "$WORK/build/src/core/"
+	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h "$WORK/build/src/core/"
 	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
 		pg_bsonstream >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonstream
