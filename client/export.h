@@ -31,6 +31,11 @@
  * the rows of their current chunk in memory, up to hold_max bytes, and
  * wait for their turn if that is not enough.  So every job works at once,
  * nothing is written twice, and memory stays bounded by N * hold_max.
+ *
+ * A dump's collection (dump.c) uses the same turns for its parts: any job
+ * takes the next part of any collection, in order, and runs that one chunk
+ * (job->sql, job->chunk), so that the turn never waits for a part no job
+ * has taken.
  */
 /*
  * A distributed table's shards as chunks: chunk k is the COPY 'sql', run on
