@@ -5,8 +5,9 @@ A distributed table (32 shards) and a reference table, both distributed
 while they already had rows (so the coordinator keeps its own copy until
 truncated), and a plain copy of the same rows as the reference: every export
 is read back by pymongo and compared, document by document, with
-row_to_bson / to_bson of the plain copy.  Then: one file, --jobs, --split,
---column, a reference table, the statements run on the workers and never on
+bson_document / to_bson of the plain copy (its primary key the shards' own,
+so _id alike), and with row_to_bson under --no-id.  Then: one file, --jobs,
+--split, --column, --no-id, a reference table, the statements run on the workers and never on
 the coordinator, --via-coordinator, the leftover-rows warning, the session's
 settings reaching the workers, --worker-host, and ten exports of a table
 under single-row updates and inserts, each with every id exactly once.
@@ -142,7 +143,7 @@ def shard_statements(err):
 
 
 def basic():
-    want = expected("SELECT id, row_to_bson(t) FROM x_loc t")
+    want = expected("SELECT id, bson_document(t) FROM x_loc t")
     rc, err, one = export("one.bson", "-t", "x_dist", "-v")
     check(rc == 0, "one file: exit 0", err)
     same_docs("one file", read(one), want)
@@ -165,6 +166,11 @@ def basic():
     check(rc == 0 and len(files) == 32 and joined == open(one, "rb").read()
           and all(os.path.getsize(f) > 0 for f in files),
           "--jobs 3 --split: 32 files, one a shard, together the one file", "%s %d\n%s" % (rc, len(files), err))
+
+    rc, err, noid = export("noid.bson", "-t", "x_dist", "--no-id", "--jobs", "2")
+    check(rc == 0, "--no-id: exit 0", err)
+    same_docs("--no-id (row_to_bson on the shards)", read(noid),
+              expected("SELECT id, row_to_bson(t) FROM x_loc t"))
 
     want_doc = {k: v for k, v in (
         (r[0], bytes(r[1])) for r in sql("SELECT (doc->>'g')::int, to_bson(doc) FROM x_loc"))}
@@ -191,7 +197,7 @@ def settings():
     sql("ALTER SYSTEM SET IntervalStyle = 'iso_8601'")
     sql("SELECT pg_reload_conf()")
     time.sleep(0.5)
-    want = expected("SELECT id, row_to_bson(t) FROM x_loc t WHERE id <= 500")
+    want = expected("SELECT id, bson_document(t) FROM x_loc t WHERE id <= 500")
     rc, err, path = export("iso.bson", "-t", "x_ref")
     got = read(path) if rc == 0 else []
     ivs = [bson.decode(d)["iv"] for d in got[:3]]
@@ -220,7 +226,7 @@ def settings():
 
 
 def worker_hosts():
-    want = expected("SELECT id, row_to_bson(t) FROM x_loc t")
+    want = expected("SELECT id, bson_document(t) FROM x_loc t")
     rc, err, path = export("mapped.bson", "-t", "x_dist", "-v",
                            "--worker-host", "127.0.0.1:%s=%s:%s" % (W1, W1_SOCKET, W1),
                            "--worker-host", "127.0.0.1:%s=%s:%s" % (W2, W2_SOCKET, W2))
@@ -255,7 +261,7 @@ def coordinator_shards():
           "Citus local table: its shard read on the coordinator, at the leader's address",
           "%s %s\n%s" % (rc, stmts, err[-1500:]))
     same_docs("Citus local table", read(path),
-              expected("SELECT id, row_to_bson(t) FROM x_loc t WHERE id <= 300"))
+              expected("SELECT id, bson_document(t) FROM x_loc t WHERE id <= 300"))
     sql("DROP TABLE x_cl")
 
 
