@@ -92,6 +92,16 @@ typedef struct BsonChangeEvent
 									 * changed the key */
 } BsonChangeEvent;
 
+/* Is column (0-based) one of the key's? */
+static inline bool
+bson_change_is_key_column(const BsonChangeTable *table, int column)
+{
+	for (int i = 0; i < table->nkeys; i++)
+		if (table->keys[i] == column)
+			return true;
+	return false;
+}
+
 /* The "ns" element {db, coll} of a table, encoded into table->ns in mcxt */
 extern void bson_change_table_ns(BsonChangeTable *table, const char *db,
 								 const char *coll, MemoryContext mcxt);

@@ -31,15 +31,6 @@
 	"\"symbol\",\"javascriptWithScope\",\"int\",\"timestamp\",\"long\"," \
 	"\"decimal\",\"minKey\",\"maxKey\"]"
 
-static bool
-is_key_column(const BsonChangeTable *model, int column)
-{
-	for (int i = 0; i < model->nkeys; i++)
-		if (model->keys[i] == column)
-			return true;
-	return false;
-}
-
 /*
  * Append index irel of rel as a unique index, if a document can hold its
  * key as PostgreSQL does; returns whether it was.
@@ -68,7 +59,7 @@ append_unique_index(StringInfo out, Relation rel, Relation irel,
 		name = NameStr(TupleDescAttr(desc, column)->attname);
 		if (name[0] == '$' || strchr(name, '.') != NULL)
 			return false;
-		if (!is_key_column(model, column))
+		if (!bson_change_is_key_column(model, column))
 			same_as_key = false;
 		if (!TupleDescAttr(desc, column)->attnotnull)
 			nullable = true;

@@ -195,15 +195,6 @@ change_row(BsonChangeRow *row, const BsonStreamTable *table, HeapTuple tuple,
 	}
 }
 
-static bool
-is_key_column(const BsonChangeTable *t, int column)
-{
-	for (int i = 0; i < t->nkeys; i++)
-		if (t->keys[i] == column)
-			return true;
-	return false;
-}
-
 /*
  * Values missing from the new row of an update, taken from the old row
  * where the WAL has them: every column of a whole old row (REPLICA IDENTITY
@@ -221,7 +212,7 @@ fill_from_old(BsonChangeRow *row, const BsonChangeRow *old,
 	{
 		if (!row->missing[i])
 			continue;
-		if ((t->old_row_whole || is_key_column(t, i)) && !old->nulls[i] &&
+		if ((t->old_row_whole || bson_change_is_key_column(t, i)) && !old->nulls[i] &&
 			!VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(old->values[i])))
 		{
 			row->values[i] = old->values[i];
