@@ -5,36 +5,49 @@ throwaway cluster (wal_level = logical, bson_out allowed as output plugin).
 One rule, owned by the server, makes the document of a row: bson_document.
 Every piece that writes documents or names collections must agree with it:
 
-keys/...       for every key shape (single, composite with a column named k,
-               INCLUDE, REPLICA IDENTITY USING INDEX, FULL with and without a
-               key, no key, NOTHING, a key column named _id, a non-key column
-               named _id, a schema other than public, a partitioned table
-               with reordered and dropped-column partitions and a
-               sub-partitioned one): SELECT bson_document(t), pg_bsonexport
-               --table, pg_bsonexport --out-dir and pg_bsonstream's first copy
-               hold the same documents byte for byte (multisets of raw
-               documents), equal to the model built with row_to_bson, with the
-               _id each shape must have asserted explicitly; then an UPDATE of
-               every row, a DELETE of some and a TRUNCATE of the partitioned
-               root give events whose documentKey._id is the copied document's
-               _id, whose fullDocument is bson_document of the new row, and
-               whose ns is the copy's db/coll (partitions under the root).
+keys/...       for every key shape (single; composite with a column named k;
+               composite in another order than the columns; INCLUDE;
+               REPLICA IDENTITY USING INDEX; FULL with and without a key; no
+               key; NOTHING; a key column named _id; a non-key column named
+               _id; a schema other than public; names escaped in file names,
+               one cut for length; a table of over 2,048 blocks read in block
+               ranges; a partitioned table with reordered and dropped-column
+               partitions and a sub-partitioned one): SELECT bson_document(t),
+               pg_bsonexport --table, pg_bsonexport --out-dir and
+               pg_bsonstream's first copy hold the same documents byte for
+               byte (multisets of raw documents), equal to the model built
+               with row_to_bson, with the _id each shape must have asserted
+               explicitly; then an UPDATE of every row (the partitioned root
+               altered first), a DELETE of some and a TRUNCATE of the
+               partitioned root give events whose documentKey._id is the
+               copied document's _id, whose fullDocument is bson_document of
+               the new row, and whose ns is the copy's db/coll (partitions
+               under the root).
 metadata/...   the .metadata.json files of the export and of the first copy,
                read by bson.json_util: collectionName, type, the _id_ index
                and one unique index per unique constraint or index outside
-               the key; the same text in both and in bson_collections.
+               the key (descending columns as -1; expression, partial, dotted
+               and hidden ones left out; a partialFilterExpression on nullable
+               columns unless NULLS NOT DISTINCT); the same text in both and
+               in bson_collections.
 select/...     table selections (one comma-separated list, repeated options,
                wildcards, escapes, --exclude-tables, a pattern selecting
-               nothing): the same collections in the plugin's events, the
-               first copy, pg_bsonexport --out-dir and bson_collections, and
-               the "selects no table" warning from both programs.
+               nothing, a partition named, --no-partition-root,
+               --include-schema, --ns-db): the same collections (db and coll)
+               in the plugin's events, the first copy, pg_bsonexport
+               --out-dir and bson_collections, and the "selects no table"
+               warning from both programs and the function.
 replay/...     a consumer with the MongoDB Kafka sink's rules (insert/replace:
                ReplaceOne upsert on documentKey; update: $set updatedFields,
                $unset removedFields, upsert; delete: DeleteOne) replays the
-               events of a concurrent random workload (2 sessions) onto an
-               export taken after the slot was created, and onto a first copy
-               taken under the workload: the result equals bson_document of
-               every row of the final tables, byte for byte.
+               events of a concurrent random workload (2 sessions; key
+               changes, moves between partitions, TOASTed values left
+               unchanged, REPLICA IDENTITY FULL's partial updatedFields) onto
+               an export taken after the slot was created (events read with
+               pg_logical_slot_get_binary_changes), and onto a first copy
+               taken under the workload (events from pg_bsonstream's
+               segments): the result equals bson_document of every row of the
+               final tables, byte for byte.
 
 Prints "ok   <name>" or "FAIL <name>: <detail>" per check; the last line is
 "model: N passed, M failed".
@@ -45,6 +58,7 @@ import glob
 import hashlib
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -66,6 +80,7 @@ from bson.son import SON
 EXPORT = os.environ["PG_BSONEXPORT"]
 STREAM = os.environ["PG_BSONSTREAM"]
 WORK = os.environ["WORK"]
+CLUSTER_DIR = os.environ["CLUSTER_DIR"]
 RAW = CodecOptions(document_class=RawBSONDocument)
 PLAIN = CodecOptions(document_class=SON, uuid_representation=UuidRepresentation.UNSPECIFIED)
 ID_INDEX = {"v": 2, "key": {"_id": 1}, "name": "_id_"}
@@ -525,6 +540,14 @@ SHAPES = [
          ident="key", want_id=("id = 1", 1, ["_id", "id", "code", "name", "flag", "d", "a.b"]),
          update="code = code || '+'", delete="id % 5 = 0",
          uniques={"mx_code_desc": [("code", -1)], "mx_nnd": ["name"]}, nullable={}),
+    # over 2,048 blocks: --jobs 2 reads it in block ranges, in the export and the first copy
+    dict(table="big", coll="big",
+         # one row a block: few rows, many blocks
+         ddl=["CREATE TABLE big (id int PRIMARY KEY, n int, pad text) WITH (fillfactor = 10)"],
+         fill="INSERT INTO big SELECT g, 0, repeat(md5(g::text), 25) FROM generate_series(1, 2200) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM big t) s",
+         ident="key", want_id=("id = 1", 1, ["_id", "id", "n", "pad"]),
+         update="n = n + 1", delete="id % 5 = 0", uniques={}),
     # names escaped in file names as mongodump escapes them; a long one cut
     dict(table='"Odd Name/ü"', coll="Odd Name/ü",
          ddl=['CREATE TABLE "Odd Name/ü" (id int PRIMARY KEY, v text)'],
@@ -559,8 +582,11 @@ def keys_test():
     w = os.path.join(WORK, "keys")
     os.makedirs(w)
 
-    # every piece's documents
+    # every piece's documents; the statements logged with the program's name
     ref = {s["coll"]: documents(db, "SELECT bson_document(t) FROM %s t" % s["table"]) for s in SHAPES}
+    script(db, ["ALTER SYSTEM SET log_statement = 'all'", "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '",
+                "SELECT pg_reload_conf()"])
+    time.sleep(0.2)
     rc_dir, err_dir = export_dir(db, os.path.join(w, "export"), "--jobs", "2")
     check(rc_dir == 0, "keys: pg_bsonexport --out-dir exits 0", "exit %s\n%s" % (rc_dir, err_dir))
     exp_docs, exp_meta = read_dir(os.path.join(w, "export", db))
@@ -568,6 +594,16 @@ def keys_test():
     check(rc_copy == 0, "keys: pg_bsonstream --create-slot --initial-copy --endpos exits 0",
           "exit %s\n%s" % (rc_copy, err_copy))
     copy_docs, copy_meta = read_dir(os.path.join(w, "stream", "initial", db))
+    script(db, ["ALTER SYSTEM RESET log_statement", "ALTER SYSTEM RESET log_line_prefix", "SELECT pg_reload_conf()"])
+    with open(os.path.join(CLUSTER_DIR, "server.log"), errors="replace") as f:
+        log = f.read()
+    ranged = {p: len(re.findall(r"\] %s: .*statement: .*FROM ONLY public\.big t WHERE t\.ctid [<>]" % p, log))
+              for p in ("pg_bsonexport", "pg_bsonstream")}
+    blocks = sql(db, "SELECT blocks, pg_relation_size('big') / current_setting('block_size')::int "
+                     "FROM bson_collections() WHERE coll = 'big'")
+    check(blocks and blocks[0][0] == blocks[0][1] >= 2048 and min(ranged.values()) >= 2,
+          "keys/big: %s blocks (bson_collections' blocks), read with --jobs 2 in block ranges by both programs"
+          % (blocks[0][0] if blocks else "?"), "blocks %s, ranged queries %s" % (blocks, ranged))
     if not sql(db, "SELECT 1 FROM pg_replication_slots WHERE slot_name = 'keys'"):
         # the events' checks still run, on a slot made here
         print("note: the slot made by SQL instead (pg_bsonstream did not leave it)")

@@ -65,4 +65,4 @@ trap 'cluster_stop; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 PG_BSONEXPORT=$PG_BSONEXPORT PG_BSONSTREAM=$PG_BSONSTREAM WORK=$WORK PG_BINDIR=$PG_BINDIR \
-	"$PYTHON" test/model/check.py
+	CLUSTER_DIR=$CLUSTER_DIR "$PYTHON" test/model/check.py
