@@ -14,6 +14,7 @@ int
 initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 			 DumpOptions *o, DumpStats *stats, char *err, size_t errsize)
 {
+	ConnOpts	query_opts = *copts;
 	PGconn	   *conn;
 	PGcancel   *cancel;
 	int			cancel_slot = -1;
@@ -25,8 +26,12 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 	snprintf(idir, sizeof(idir), "%s/initial", dir);
 	o->dir = idir;
 
-	/* a connection of its own: the replication connection cannot run queries */
-	conn = db_connect(copts, err, errsize);
+	/*
+	 * A plain connection of its own: the replication connection is busy
+	 * with the slot, and a walsender takes no extended-protocol queries.
+	 */
+	query_opts.replication = NULL;
+	conn = db_connect(&query_opts, err, errsize);
 	if (conn == NULL)
 		return -1;
 	cancel = PQgetCancel(conn);
