@@ -476,21 +476,23 @@ SHAPES = [
          update="v = v || '+'", delete="id % 5 = 0", uniques={}),
     dict(table="fk", coll="fk",
          ddl=["CREATE TABLE fk (a int, b text, c numeric)", "ALTER TABLE fk REPLICA IDENTITY FULL"],
-         fill="INSERT INTO fk SELECT g, 'x' || g, g + 0.5 FROM generate_series(1, 20) g",
+         fill="INSERT INTO fk SELECT g, 'x' || g, CASE WHEN g % 3 = 0 THEN NULL ELSE g + 0.5 END "
+              "FROM generate_series(1, 20) g",
          expect="SELECT row_to_bson(s) FROM (SELECT t AS _id, t.* FROM fk t) s",
          ident="whole", want_id=("a = 1", SON([("a", 1), ("b", "x1"), ("c", bson.Decimal128("1.5"))]),
                                  ["_id", "a", "b", "c"]),
          update="b = b || '+'", delete="a % 5 = 0", uniques={}),
     dict(table="ni", coll="ni",
          ddl=["CREATE TABLE ni (a int, b text)"],
-         fill="INSERT INTO ni SELECT g, 'n' || g FROM generate_series(1, 20) g",
+         fill="INSERT INTO ni SELECT g, CASE WHEN g % 3 = 0 THEN NULL ELSE 'n' || g END "
+              "FROM generate_series(1, 20) g",
          expect="SELECT row_to_bson(t) FROM ni t",
          ident="none", want_id=("a = 1", None, ["a", "b"]),
          update="b = b || '+'", delete="a % 5 = 0", uniques={}),
     dict(table="nothing", coll="nothing",
          ddl=["CREATE TABLE nothing (id int PRIMARY KEY, v text)", "ALTER TABLE nothing REPLICA IDENTITY NOTHING"],
          fill="INSERT INTO nothing SELECT g, 'o' || g FROM generate_series(1, 20) g",
-         expect=None, ident="agree", want_id=None,
+         expect=None, ident="agree", want_id=None, why="REPLICA IDENTITY NOTHING with a primary key",
          update="v = v || '+'", delete="id % 5 = 0", uniques=None),
     dict(table="kid", coll="kid",
          ddl=["CREATE TABLE kid (_id int PRIMARY KEY, v text)"],
@@ -540,6 +542,59 @@ SHAPES = [
          ident="key", want_id=("id = 1", 1, ["_id", "id", "code", "name", "flag", "d", "a.b"]),
          update="code = code || '+'", delete="id % 5 = 0",
          uniques={"mx_code_desc": [("code", -1)], "mx_nnd": ["name"]}, nullable={}),
+    # an identity index in another order than the columns
+    dict(table="ui2", coll="ui2",
+         ddl=["CREATE TABLE ui2 (a int, b int, c int NOT NULL, d text NOT NULL)",
+              "CREATE UNIQUE INDEX ui2_dc ON ui2 (d, c)",
+              "ALTER TABLE ui2 REPLICA IDENTITY USING INDEX ui2_dc"],
+         fill="INSERT INTO ui2 SELECT g, CASE WHEN g % 2 = 0 THEN g END, g, 'd' || (g % 4) FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT %s AS _id, t.* FROM ui2 t) s" % composite("d", "c"),
+         ident="key", want_id=("a = 1", SON([("d", "d1"), ("c", 1)]), ["_id", "a", "b", "c", "d"]),
+         update="a = a + 100, b = 7", delete="a % 5 = 0", uniques={}),
+    # a composite key of other types, and such values around it
+    dict(table="typed", coll="typed",
+         ddl=["CREATE TABLE typed (u uuid, at timestamptz, n numeric, b bytea, j jsonb, tags text[], "
+              "PRIMARY KEY (u, at, n))"],
+         fill="INSERT INTO typed SELECT md5(g::text)::uuid, '2025-01-01 00:00Z'::timestamptz + g * interval '1 day', "
+              "g / 3.0, decode(md5(g::text), 'hex'), jsonb_build_object('k', g, 'z', NULL), ARRAY['a' || g, NULL] "
+              "FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT %s AS _id, t.* FROM typed t) s" % composite("u", "at", "n"),
+         ident="key", want_id=None, why="a uuid, a timestamptz and a numeric: the model document above",
+         update="b = NULL, tags = tags || 'x'::text", delete="n < 2", uniques={}),
+    # a partitioned root without a key, over partitions with and without one
+    dict(table="pn", coll="pn",
+         ddl=["CREATE TABLE pn (id int NOT NULL, v text) PARTITION BY RANGE (id)",
+              "CREATE TABLE pn_1 PARTITION OF pn (PRIMARY KEY (id)) FOR VALUES FROM (0) TO (10)",
+              "CREATE TABLE pn_2 PARTITION OF pn FOR VALUES FROM (10) TO (100)"],
+         fill="INSERT INTO pn SELECT g, 'p' || g FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(t) FROM pn t",
+         ident="agree", want_id=("id = 1", None, ["id", "v"]),
+         update="v = v || '+'", delete="id % 5 = 0", uniques={}),
+    # a partitioned root REPLICA IDENTITY FULL without a key: its _id is the
+    # whole row, which one partition (identity DEFAULT, no key) does not log
+    dict(table="pf", coll="pf",
+         ddl=["CREATE TABLE pf (id int, v text) PARTITION BY RANGE (id)",
+              "CREATE TABLE pf_1 PARTITION OF pf FOR VALUES FROM (0) TO (10)",
+              "CREATE TABLE pf_2 PARTITION OF pf FOR VALUES FROM (10) TO (100)",
+              "ALTER TABLE pf REPLICA IDENTITY FULL",
+              "ALTER TABLE pf_2 REPLICA IDENTITY FULL"],
+         fill="INSERT INTO pf SELECT g, 'p' || g FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT t AS _id, t.* FROM pf t) s",
+         ident="partial", want_id=("id = 1", SON([("id", 1), ("v", "p1")]), ["_id", "id", "v"]),
+         why="root REPLICA IDENTITY FULL without a key; partition pf_1 logs no old row",
+         update="v = v || '+'", delete="id % 5 = 0", uniques={}),
+    # a keyed root over a partition with REPLICA IDENTITY NOTHING, keys changed
+    dict(table="pkn", coll="pkn",
+         ddl=["CREATE TABLE pkn (id int PRIMARY KEY, v text) PARTITION BY RANGE (id)",
+              "CREATE TABLE pkn_1 PARTITION OF pkn FOR VALUES FROM (0) TO (5000)",
+              "CREATE TABLE pkn_2 PARTITION OF pkn FOR VALUES FROM (5000) TO (10000)",
+              "ALTER TABLE pkn_1 REPLICA IDENTITY NOTHING"],
+         fill="INSERT INTO pkn SELECT g, 'k' || g FROM generate_series(1, 10) g "
+              "UNION ALL SELECT g, 'k' || g FROM generate_series(5001, 5010) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM pkn t) s",
+         ident="partial", want_id=("id = 1", 1, ["_id", "id", "v"]),
+         why="an UPDATE of the key; partition pkn_1 has REPLICA IDENTITY NOTHING",
+         update="id = id + 100", delete="id % 5 = 0", uniques={}),
     # over 2,048 blocks: --jobs 2 reads it in block ranges, in the export and the first copy
     dict(table="big", coll="big",
          # one row a block: few rows, many blocks
@@ -648,8 +703,8 @@ def keys_test():
                   lambda: "got %s" % (show(raw[0]) if raw else "no row"))
         else:
             ids_ref = sorted(id_of(d) is not None for d in ref[c])
-            ok("%s: no _id asserted (REPLICA IDENTITY NOTHING with a primary key): the copy has %s"
-               % (name, "an _id" if ids_ref and ids_ref[0] else "no _id"))
+            ok("%s: no _id asserted (%s): the copy has %s"
+               % (name, s["why"], "an _id" if ids_ref and ids_ref[0] else "no _id"))
 
     # a partition's rows, read from the partition, are the root's documents
     leaves = []
@@ -665,8 +720,12 @@ def keys_test():
           "column order", lambda: "\n".join(show(d) for d in own[:3]))
 
     metadata_checks(db, exp_meta, copy_meta, colls)
-    keys_events(db, w, ref)
+    # the same changes through a second slot with omit-nulls, against bson_document(t, true)
+    ref_omit = {s["coll"]: documents(db, "SELECT bson_document(t, true) FROM %s t" % s["table"]) for s in SHAPES}
+    sql(db, "SELECT pg_create_logical_replication_slot('keys_omit', 'bson_out')")
+    keys_events(db, w, ref, ref_omit)
     drop_slot(db, "keys")
+    drop_slot(db, "keys_omit")
 
 
 def metadata_checks(db, exp_meta, copy_meta, colls):
@@ -733,11 +792,12 @@ def metadata_checks(db, exp_meta, copy_meta, colls):
               "\n".join(bad))
 
 
-def keys_events(db, w, ref):
+def keys_events(db, w, ref, ref_omit):
     """UPDATE every row, DELETE some, TRUNCATE the partitioned root: the events
     name the copied documents."""
     xids = {}
     after = {}
+    after_omit = {}
     deleted = {}
     for s in SHAPES:
         c = s["coll"]
@@ -745,6 +805,7 @@ def keys_events(db, w, ref):
         script(db, s.get("mid", []))
         xids[("update", c)] = in_xact(db, ["UPDATE %s SET %s" % (s["table"], s["update"])])
         after[c] = documents(db, "SELECT bson_document(t) FROM %s t" % s["table"])
+        after_omit[c] = documents(db, "SELECT bson_document(t, true) FROM %s t" % s["table"])
         deleted[c] = documents(db, "SELECT bson_document(t) FROM %s t WHERE %s" % (s["table"], s["delete"]))
         xids[("delete", c)] = in_xact(db, ["DELETE FROM %s WHERE %s" % (s["table"], s["delete"])])
     xid_truncate = in_xact(db, ["TRUNCATE pt"])
@@ -802,6 +863,17 @@ def keys_events(db, w, ref):
                   and not any(e.has_key for e in up) and not any(id_of(d) for d in ref[c]),
                   "%s: no identity: the copy has no _id and the update events no documentKey" % name,
                   "%s" % up[:3])
+        elif ident == "partial":
+            # the root's key is the whole row, but one partition logs no old row
+            known = set(copy_ids) | {id_of(d) for d in deleted[c]}
+            wrong = [e for e in up + dl if e.op in ("update", "delete") and e.key is not None and e.key not in known]
+            check(up and not wrong,
+                  "%s: no update or delete event names a document the copy does not have (%s)" % (name, s["why"]),
+                  lambda: "copy _ids %s\nevents naming other documents: %s" % (
+                      ", ".join(show_id(k) for k in copy_ids[:4]),
+                      "; ".join("%s %s (fullDocument %s)" % (e.op, show_id(e.key), e.full and show(e.full, 100))
+                                for e in wrong[:4])))
+            continue
         else:
             agree = all((e.key is not None) == (copy_ids[0] is not None) for e in up + dl) and \
                 (copy_ids[0] is None or collections.Counter(e.key for e in up) == collections.Counter(copy_ids))
@@ -816,12 +888,41 @@ def keys_events(db, w, ref):
                  else "without documentKey, as the documents have no _id"),
               lambda: "events %s; expected _ids %s" % (dl[:4], [show_id(k) for k in del_ids[:4]]))
 
+    omit_nulls_events(db, xids, ref_omit, after_omit)
     tr = by_txn.get(xid_truncate, [])
     check([(e.op, e.db, e.coll) for e in tr] == [("truncate", db, "pt")],
           "keys/pt: TRUNCATE of the partitioned root: one truncate event, ns = the root's collection",
           "events %s" % tr)
     leaked = sorted({e.coll for e in events if e.coll.startswith("pt_")})
     check(not leaked, "keys/pt: no event names a partition", "%s" % leaked)
+
+
+def omit_nulls_events(db, xids, ref_omit, after_omit):
+    """The updates read with omit-nulls: documentKey and fullDocument are
+    those of bson_document(t, omit_nulls => true)."""
+    by_txn = collections.defaultdict(list)
+    for ev in slot_events(db, "keys_omit", [("omit-nulls", "on")]):
+        by_txn[ev.txn].append(ev)
+    for s in SHAPES:
+        c = s["coll"]
+        name = "keys/%s" % c
+        up = by_txn.get(xids[("update", c)], [])
+        if s["ident"] == "partial":
+            continue
+        if s["ident"] == "whole":
+            olds = [e.key for e in up if e.op == "delete"]
+            news = [e.full for e in up if e.op == "insert"]
+        else:
+            olds = [e.key for e in up if e.op == "update"]
+            news = [e.full for e in up if e.op == "update"]
+        want_olds = [id_of(d) for d in ref_omit[c]]
+        check(collections.Counter(olds) == collections.Counter(want_olds) and None not in news
+              and not multiset_diff(news, after_omit[c]),
+              "%s: with omit-nulls, the update events' documentKey and fullDocument are those of "
+              "bson_document(t, omit_nulls => true)" % name,
+              lambda: "keys: events %s, expected %s\n%s" % (
+                  [show_id(k) for k in olds[:3]], [show_id(k) for k in want_olds[:3]],
+                  "no fullDocument" if None in news else multiset_diff(news, after_omit[c])))
 
 
 # ------------------------------------------------------------------ selections
