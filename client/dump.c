@@ -231,6 +231,17 @@ list_collections(Dump *d, PGconn *conn)
 	params[3] = o->include_schema ? "true" : "false";
 	params[4] = o->partition_root ? "true" : "false";
 
+	/*
+	 * Names, patterns and metadata in UTF-8, as file names and metadata.json
+	 * must be, whatever the database's encoding: the server converts them.
+	 */
+	if (db_command(conn, "SET client_encoding = 'UTF8'",
+				   "could not set the client encoding", d->err, d->errsize) != 0)
+	{
+		rc = -1;
+		goto done;
+	}
+
 	/* the source's name qualified, whatever the search_path, for LOCK */
 	snprintf(sql, sizeof(sql),
 			 "SELECT b.db, b.coll, pg_catalog.format('%%I.%%I', n.nspname, c.relname), "
