@@ -583,6 +583,19 @@ SHAPES = [
          ident="partial", want_id=("id = 1", SON([("id", 1), ("v", "p1")]), ["_id", "id", "v"]),
          why="root REPLICA IDENTITY FULL without a key; partition pf_1 logs no old row",
          update="v = v || '+'", delete="id % 5 = 0", uniques={}),
+    # the root's identity an index of its own, which the partitions do not log
+    dict(table="pu", coll="pu",
+         ddl=["CREATE TABLE pu (id int, region text, code text NOT NULL, PRIMARY KEY (id, region)) "
+              "PARTITION BY LIST (region)",
+              "CREATE TABLE pu_eu PARTITION OF pu FOR VALUES IN ('eu')",
+              "CREATE TABLE pu_us PARTITION OF pu FOR VALUES IN ('us')",
+              "CREATE UNIQUE INDEX pu_code ON pu (code, region)",
+              "ALTER TABLE pu REPLICA IDENTITY USING INDEX pu_code"],
+         fill="INSERT INTO pu SELECT g, (ARRAY['eu', 'us'])[g % 2 + 1], 'c' || g FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT %s AS _id, t.* FROM pu t) s" % composite("code", "region"),
+         ident="partial", want_id=("id = 1", SON([("code", "c1"), ("region", "us")]), ["_id", "id", "region", "code"]),
+         why="an UPDATE of the root's identity index column (pu_code); the partitions log their primary key",
+         update="code = code || '+'", delete="id % 5 = 0", uniques={"pu_pkey": ["id", "region"]}),
     # a keyed root over a partition with REPLICA IDENTITY NOTHING, keys changed
     dict(table="pkn", coll="pkn",
          ddl=["CREATE TABLE pkn (id int PRIMARY KEY, v text) PARTITION BY RANGE (id)",
