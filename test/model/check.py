@@ -941,8 +941,8 @@ def omit_nulls_events(db, xids, ref_omit, after_omit):
 # ------------------------------------------------------------------ selections
 
 SEL_DB = "xsel"
-SEL_TABLES = ["ta", "tb", "tc", "other", "s1.ta", '"odd.name"', "tp"]
-ALL = {"ta", "tb", "tc", "other", "s1.ta", "odd.name", "tp"}
+SEL_TABLES = ["ta", "tb", "tc", "other", "s1.ta", '"odd.name"', '"MixedCase"', "tp", "tu"]
+ALL = {"ta", "tb", "tc", "other", "s1.ta", "odd.name", "MixedCase", "tp"}     # tu is unlogged
 
 
 def sel(what, include, exclude, want, warn=False, root=True, schema=False, ns_db=None):
@@ -960,7 +960,9 @@ SELECTIONS = [
     sel("wildcard public.t*", ["public.t*"], [], {"ta", "tb", "tc", "tp"}),
     sel("wildcard with --exclude-tables", ["public.t*"], ["public.tc", "public.tp"], {"ta", "tb"}),
     sel("schema wildcards, lists and repeats", ["*.ta", "s1.*, public.other"], ["public.other"], {"ta", "s1.ta"}),
-    sel("--exclude-tables alone", [], ["public.t*", "public.other"], {"s1.ta", "odd.name"}),
+    sel("--exclude-tables alone", [], ["public.t*", "public.other"], {"s1.ta", "odd.name", "MixedCase"}),
+    sel("names are case-sensitive", ["public.Mixed*"], [], {"MixedCase"}),
+    sel("a pattern in the wrong case", ["public.mixedcase"], [], set(), warn=True),
     sel("a backslash-escaped dot", ["public.odd\\.name"], [], {"odd.name"}),
     sel("no selection", [], [], ALL),
     sel("a pattern selecting nothing", ["public.nope"], [], set(), warn=True),
@@ -993,7 +995,7 @@ def select_test():
                     "CREATE TABLE tp_1 PARTITION OF tp FOR VALUES FROM (0) TO (50)",
                     "CREATE TABLE tp_2 PARTITION OF tp FOR VALUES FROM (50) TO (200)"]
         else:
-            ddl.append("CREATE TABLE %s (id int PRIMARY KEY, v text)" % t)
+            ddl.append("CREATE %sTABLE %s (id int PRIMARY KEY, v text)" % ("UNLOGGED " if t == "tu" else "", t))
         ddl.append("INSERT INTO %s SELECT g, 'v' || g FROM generate_series(1, 60) g" % t)
     ddl.append("SELECT pg_create_logical_replication_slot('sel', 'bson_out')")
     # a change of every table (both partitions) for the plugin to select
