@@ -598,6 +598,29 @@ run "$BIN" -d xdump --out-dir "$D/warn" --include-tables 'public.a, public.nope'
 	[ -f "$D/warn/xdump/a.bson" ] &&
 	pass "the server's warning is shown: $(grep WARNING "$WORK/err")" || fail "selects no table warning" "$(cat "$WORK/err")"
 
+# a LATIN1 database: file names escaped from UTF-8 (caf%C3%A9, as mongodump
+# escapes "café"), metadata.json in UTF-8
+createdb -T template0 -E LATIN1 --lc-collate=C --lc-ctype=C xdump_latin1 &&
+	psql -qX -v ON_ERROR_STOP=1 -d xdump_latin1 -f - >/dev/null <<'SQL'
+CREATE EXTENSION bson_out;
+SELECT E'caf\xe9' AS t \gset
+CREATE TABLE :"t" (id int PRIMARY KEY, v text UNIQUE);
+INSERT INTO :"t" VALUES (1, E'cr\xe8me');
+SQL
+run "$BIN" -d xdump_latin1 --out-dir "$D/latin1" -q
+if [ "$rc" -eq 0 ] && [ -f "$D/latin1/xdump_latin1/caf%C3%A9.bson" ] &&
+	"$PYTHON" -c '
+import json, sys, bson
+meta = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+docs = list(bson.decode_file_iter(open(sys.argv[2], "rb")))
+assert meta["collectionName"] == "caf\u00e9", meta
+assert docs == [{"_id": 1, "id": 1, "v": "cr\u00e8me"}], docs
+' "$D/latin1/xdump_latin1/caf%C3%A9.metadata.json" "$D/latin1/xdump_latin1/caf%C3%A9.bson" 2>"$WORK/py"; then
+	pass "--out-dir in a LATIN1 database: caf%C3%A9.bson, UTF-8 metadata and documents"
+else
+	fail "--out-dir in a LATIN1 database" "rc $rc; $(cat "$WORK/err" "$WORK/py"); $(ls "$D/latin1"/* 2>&1)"
+fi
+
 # existing files, usage
 before=$(md5sum <"$D/j1/xdump/a.bson")
 expect_error "--out-dir: an existing collection file without --force" 1 \
