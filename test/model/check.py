@@ -641,9 +641,20 @@ SHAPES = [
 ]
 
 
+def adapt_to_server(version):
+    """What older servers lack: NULLS NOT DISTINCT (15)."""
+    if version < 150000:
+        for s in SHAPES:
+            s["ddl"] = [d for d in s["ddl"] if "NULLS NOT DISTINCT" not in d]
+            if s["uniques"]:
+                s["uniques"].pop("mx_nnd", None)
+
+
 def keys_test():
     db = KEYS_DB
     create_db(db)
+    version = int(sql(db, "SHOW server_version_num")[0][0])
+    adapt_to_server(version)
     for s in SHAPES:
         script(db, s["ddl"] + [s["fill"]])
     colls = {s["coll"] for s in SHAPES}
@@ -669,9 +680,14 @@ def keys_test():
               for p in ("pg_bsonexport", "pg_bsonstream")}
     blocks = sql(db, "SELECT blocks, pg_relation_size('big') / current_setting('block_size')::int "
                      "FROM bson_collections() WHERE coll = 'big'")
-    check(blocks and blocks[0][0] == blocks[0][1] >= 2048 and min(ranged.values()) >= 2,
-          "keys/big: %s blocks (bson_collections' blocks), read with --jobs 2 in block ranges by both programs"
-          % (blocks[0][0] if blocks else "?"), "blocks %s, ranged queries %s" % (blocks, ranged))
+    # before 14 there is no TID Range Scan: the programs read a table whole
+    split = version >= 140000
+    check(blocks and blocks[0][0] == blocks[0][1] >= 2048
+          and (min(ranged.values()) >= 2 if split else max(ranged.values()) == 0),
+          "keys/big: %s blocks (bson_collections' blocks), read with --jobs 2 %s"
+          % (blocks[0][0] if blocks else "?", "in block ranges by both programs" if split
+             else "whole (no TID Range Scan before PostgreSQL 14)"),
+          "blocks %s, ranged queries %s" % (blocks, ranged))
     if not sql(db, "SELECT 1 FROM pg_replication_slots WHERE slot_name = 'keys'"):
         # the events' checks still run, on a slot made here
         print("note: the slot made by SQL instead (pg_bsonstream did not leave it)")
