@@ -28,6 +28,9 @@
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster),
 #   - runs the pg_bsonstream tests (test/stream/run.sh, their own cluster with
 #     wal_level = logical),
+#   - runs the document model tests (test/model/run.sh, their own cluster):
+#     every key shape gives the same documents in pg_bsonexport --table and
+#     --out-dir, the first copy and the change events,
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
 #     and two workers on loopback; every function on distributed and reference
 #     tables against a local one, and pg_bsonexport on them).  Citus 13.2.2 is
@@ -204,6 +207,11 @@ stage exporter "pg_bsonexport tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport
 # pg_bsonstream: the installed program, on its own throwaway cluster
 log "pg_bsonstream: a first copy and the change stream through kills, restarts, errors"
 stage stream "pg_bsonstream tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/stream/run.sh
+
+# the document model: the export, the first copy and the change events agree
+log "the document model: pg_bsonexport, the first copy and the events write the same documents"
+stage model "document model tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" \
+	PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/model/run.sh
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then
