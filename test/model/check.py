@@ -542,6 +542,18 @@ SHAPES = [
          ident="key", want_id=("id = 1", 1, ["_id", "id", "code", "name", "flag", "d", "a.b"]),
          update="code = code || '+'", delete="id % 5 = 0",
          uniques={"mx_code_desc": [("code", -1)], "mx_nnd": ["name"]}, nullable={}),
+    # column kinds: identity, generated, dropped, enum, composite, domain, array
+    dict(table="kinds", coll="kinds",
+         ddl=["CREATE TYPE mood AS ENUM ('sad', 'ok')", "CREATE TYPE pair AS (x int, y text)",
+              "CREATE DOMAIN posint AS int CHECK (VALUE > 0)",
+              "CREATE TABLE kinds (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, drop_me int, a int, "
+              "b int GENERATED ALWAYS AS (a * 2) STORED, m mood, p pair, d posint, arr int[])",
+              "ALTER TABLE kinds DROP COLUMN drop_me"],
+         fill="INSERT INTO kinds (a, m, p, d, arr) SELECT g, (ARRAY['sad', 'ok'])[g % 2 + 1]::mood, ROW(g, 'y' || g)::pair, "
+              "g, ARRAY[g, NULL] FROM generate_series(1, 20) g",
+         expect="SELECT row_to_bson(s) FROM (SELECT t.id AS _id, t.* FROM kinds t) s",
+         ident="key", want_id=("id = 1", 1, ["_id", "id", "a", "b", "m", "p", "d", "arr"]),
+         update="a = a + 1, p = ROW((p).x, NULL)::pair", delete="id % 5 = 0", uniques={}),
     # an identity index in another order than the columns
     dict(table="ui2", coll="ui2",
          ddl=["CREATE TABLE ui2 (a int, b int, c int NOT NULL, d text NOT NULL)",
@@ -655,8 +667,12 @@ def keys_test():
     create_db(db)
     version = int(sql(db, "SHOW server_version_num")[0][0])
     adapt_to_server(version)
-    for s in SHAPES:
-        script(db, s["ddl"] + [s["fill"]])
+    for s in list(SHAPES):
+        try:
+            script(db, s["ddl"] + [s["fill"]])
+        except psycopg2.Error as e:
+            fail("keys/%s: the table is made" % s["coll"], str(e))
+            SHAPES.remove(s)
     colls = {s["coll"] for s in SHAPES}
     w = os.path.join(WORK, "keys")
     os.makedirs(w)
