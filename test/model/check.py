@@ -853,6 +853,10 @@ def keys_events(db, w, ref, ref_omit):
         after_omit[c] = documents(db, "SELECT bson_document(t, true) FROM %s t" % s["table"])
         deleted[c] = documents(db, "SELECT bson_document(t) FROM %s t WHERE %s" % (s["table"], s["delete"]))
         xids[("delete", c)] = in_xact(db, ["DELETE FROM %s WHERE %s" % (s["table"], s["delete"])])
+    # one partition truncated: the root's collection keeps the other partitions' documents
+    before_part = documents(db, "SELECT bson_document(t) FROM pt t")
+    xid_truncate_part = in_xact(db, ["TRUNCATE pt_eu"])
+    after_part = documents(db, "SELECT bson_document(t) FROM pt t")
     xid_truncate = in_xact(db, ["TRUNCATE pt"])
     rc, err = stream_to(db, "keys", os.path.join(w, "stream"))
     check(rc == 0, "keys: pg_bsonstream --endpos streams the changes, exit 0", "exit %s\n%s" % (rc, err))
@@ -934,6 +938,13 @@ def keys_events(db, w, ref, ref_omit):
               lambda: "events %s; expected _ids %s" % (dl[:4], [show_id(k) for k in del_ids[:4]]))
 
     omit_nulls_events(db, xids, ref_omit, after_omit)
+    tp = by_txn.get(xid_truncate_part, [])
+    model, _ = replay({"pt": before_part}, tp)
+    got = [build(el) for el in model.get("pt", {}).values()]
+    check(not multiset_diff(got, after_part),
+          "keys/pt: TRUNCATE of one partition (pt_eu): its events replayed with the consumer's rules (truncate: "
+          "deleteMany on ns) leave the other partitions' %d documents" % len(after_part),
+          lambda: "events %s\n%s" % (tp, multiset_diff(got, after_part)))
     tr = by_txn.get(xid_truncate, [])
     check([(e.op, e.db, e.coll) for e in tr] == [("truncate", db, "pt")],
           "keys/pt: TRUNCATE of the partitioned root: one truncate event, ns = the root's collection",
