@@ -984,8 +984,8 @@ def omit_nulls_events(db, xids, ref_omit, after_omit):
 # ------------------------------------------------------------------ selections
 
 SEL_DB = "xsel"
-SEL_TABLES = ["ta", "tb", "tc", "other", "s1.ta", '"odd.name"', '"MixedCase"', "tp", "tu"]
-ALL = {"ta", "tb", "tc", "other", "s1.ta", "odd.name", "MixedCase", "tp"}     # tu is unlogged
+SEL_TABLES = ["ta", "tb", "tc", "other", "s1.ta", '"odd.name"', '"MixedCase"', "tp", "tq", "tu"]
+ALL = {"ta", "tb", "tc", "other", "s1.ta", "odd.name", "MixedCase", "tp", "tq"}     # tu is unlogged
 
 
 def sel(what, include, exclude, want, warn=False, root=True, schema=False, ns_db=None):
@@ -1000,8 +1000,9 @@ def sel(what, include, exclude, want, warn=False, root=True, schema=False, ns_db
 SELECTIONS = [
     sel("one comma-separated argument", [" public.ta ,public.tb "], [], {"ta", "tb"}),
     sel("repeated --include-tables", ["public.ta", "public.tb"], [], {"ta", "tb"}),
-    sel("wildcard public.t*", ["public.t*"], [], {"ta", "tb", "tc", "tp"}),
-    sel("wildcard with --exclude-tables", ["public.t*"], ["public.tc", "public.tp"], {"ta", "tb"}),
+    sel("wildcard public.t*", ["public.t*"], [], {"ta", "tb", "tc", "tp", "tq"}),
+    sel("wildcard with --exclude-tables", ["public.t*"], ["public.tc", "public.tp"], {"ta", "tb", "tq"}),
+    # s1.tq_1 is a partition of public.tq: selected by its root's name only
     sel("schema wildcards, lists and repeats", ["*.ta", "s1.*, public.other"], ["public.other"], {"ta", "s1.ta"}),
     sel("--exclude-tables alone", [], ["public.t*", "public.other"], {"s1.ta", "odd.name", "MixedCase"}),
     sel("names are case-sensitive", ["public.Mixed*"], [], {"MixedCase"}),
@@ -1015,6 +1016,8 @@ SELECTIONS = [
     sel("--no-partition-root, the root named", ["public.tp"], [], {"tp_1", "tp_2"}, root=False),
     sel("--no-partition-root, a partition named", ["public.tp_1", "public.ta"], [], {"tp_1", "ta"}, root=False),
     sel("--no-partition-root, a wildcard less a partition", ["public.t*"], ["public.tp_2"], None, root=False),
+    sel("--no-partition-root, a partition in another schema than its root", ["s1.*"], [], {"s1.ta", "s1.tq_1"},
+        root=False),
     sel("--include-schema", ["*.ta"], [], {"public.ta", "s1.ta"}, schema=True),
     sel("--ns-db", ["public.ta"], [], {"ta"}, ns_db="mirror"),
 ]
@@ -1037,6 +1040,9 @@ def select_test():
             ddl += ["CREATE TABLE tp (id int PRIMARY KEY, v text) PARTITION BY RANGE (id)",
                     "CREATE TABLE tp_1 PARTITION OF tp FOR VALUES FROM (0) TO (50)",
                     "CREATE TABLE tp_2 PARTITION OF tp FOR VALUES FROM (50) TO (200)"]
+        elif t == "tq":
+            ddl += ["CREATE TABLE tq (id int PRIMARY KEY, v text) PARTITION BY RANGE (id)",
+                    "CREATE TABLE s1.tq_1 PARTITION OF tq FOR VALUES FROM (0) TO (1000)"]
         else:
             ddl.append("CREATE %sTABLE %s (id int PRIMARY KEY, v text)" % ("UNLOGGED " if t == "tu" else "", t))
         ddl.append("INSERT INTO %s SELECT g, 'v' || g FROM generate_series(1, 60) g" % t)
