@@ -1006,6 +1006,7 @@ SELECTIONS = [
     sel("schema wildcards, lists and repeats", ["*.ta", "s1.*, public.other"], ["public.other"], {"ta", "s1.ta"}),
     sel("--exclude-tables alone", [], ["public.t*", "public.other"], {"s1.ta", "odd.name", "MixedCase"}),
     sel("names are case-sensitive", ["public.Mixed*"], [], {"MixedCase"}),
+    sel("an unlogged table named", ["public.tu"], [], set(), warn=True),
     sel("a pattern in the wrong case", ["public.mixedcase"], [], set(), warn=True),
     sel("a backslash-escaped dot", ["public.odd\\.name"], [], {"odd.name"}),
     sel("no selection", [], [], ALL),
