@@ -126,18 +126,31 @@ repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize
 	return 0;
 }
 
-/* ", name 'value'" (the first option opening the list) onto sql; 0, or -1 */
+/*
+ * ", name 'value'" (the first option opening the list) onto sql; 0, or -1
+ * when sql is too small.  The value is quoted as the
+ * replication command grammar reads strings: a quote doubled, a backslash
+ * as itself (it has no E'' strings, which PQescapeLiteral writes for a
+ * value with a backslash, as a table pattern's escape).
+ */
 static int
-add_option(PGconn *conn, char *sql, size_t size, size_t *n, int *count, const char *name,
+add_option(char *sql, size_t size, size_t *n, int *count, const char *name,
 		   const char *value)
 {
-	char	   *lit = PQescapeLiteral(conn, value, strlen(value));
+	const char *c;
 
-	if (lit == NULL)
+	*n += snprintf(sql + *n, size - *n, "%s\"%s\" '", (*count)++ ? ", " : " (", name);
+	for (c = value; *c != '\0' && *n + 3 < size; c++)
+	{
+		if (*c == '\'')
+			sql[(*n)++] = '\'';
+		sql[(*n)++] = *c;
+	}
+	if (*c != '\0' || *n + 2 > size)
 		return -1;
-	*n += snprintf(sql + *n, size - *n, "%s\"%s\" %s", (*count)++ ? ", " : " (", name, lit);
-	PQfreemem(lit);
-	return *n < size ? 0 : -1;
+	sql[(*n)++] = '\'';
+	sql[*n] = '\0';
+	return 0;
 }
 
 int
@@ -170,15 +183,15 @@ repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 
 	/* each value its own option, as the plugin adds them up */
 	for (int i = 0; i < sel->ninclude && rc == 0; i++)
-		rc = add_option(conn, sql, size, &n, &count, "include-tables", sel->include[i]);
+		rc = add_option(sql, size, &n, &count, "include-tables", sel->include[i]);
 	for (int i = 0; i < sel->nexclude && rc == 0; i++)
-		rc = add_option(conn, sql, size, &n, &count, "exclude-tables", sel->exclude[i]);
+		rc = add_option(sql, size, &n, &count, "exclude-tables", sel->exclude[i]);
 	if (rc == 0 && sel->ns_db)
-		rc = add_option(conn, sql, size, &n, &count, "ns-db", sel->ns_db);
+		rc = add_option(sql, size, &n, &count, "ns-db", sel->ns_db);
 	if (rc == 0 && sel->include_schema)
-		rc = add_option(conn, sql, size, &n, &count, "include-schema", "on");
+		rc = add_option(sql, size, &n, &count, "include-schema", "on");
 	if (rc == 0 && !sel->partition_root)
-		rc = add_option(conn, sql, size, &n, &count, "partition-root", "off");
+		rc = add_option(sql, size, &n, &count, "partition-root", "off");
 	if (rc == 0 && count > 0)
 		rc = n + 1 < size ? 0 : -1;
 	if (rc != 0)

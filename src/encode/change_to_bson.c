@@ -18,6 +18,8 @@
  *	updateDescription		update: {updatedFields, removedFields,
  *							truncatedArrays}
  *	fullDocumentBeforeChange update and delete, where the old row is whole
+ *	partitions				truncate of some partitions of a collection
+ *							streamed as its root table: their names
  *	txnNumber				int64: the transaction's id
  *
  * Rows are written column by column through record_to_bson's mapping, so
@@ -195,22 +197,35 @@ bson_row_document(const BsonChangeTable *table, const BsonChangeRow *row,
 	return bson_writer_finish(&w);
 }
 
-/* Column names as a BSON array under name */
+/* Strings as a BSON array under name */
 static void
-append_name_array(BsonWriter *w, const char *name, int namelen,
-				  const BsonChangeTable *table, const int *columns, int n)
+append_string_array(BsonWriter *w, const char *name, int namelen,
+					const char *const *strings, int n)
 {
 	Size		arr = bson_append_array_begin(w, name, namelen);
 
 	for (int i = 0; i < n; i++)
 	{
-		const char *colname = NameStr(TupleDescAttr(table->tupdesc, columns[i])->attname);
-		int			len = strlen(colname);
+		int			len = strlen(strings[i]);
 
+		CHECK_FOR_INTERRUPTS();
 		bson_index_key(w, BSON_TYPE_STRING, (uint32) i, BSON_STRING_VALSIZE(len));
-		bson_put_string(w, colname, len);
+		bson_put_string(w, strings[i], len);
 	}
 	bson_close(w, arr);
+}
+
+/* Column names as a BSON array under name */
+static void
+append_name_array(BsonWriter *w, const char *name, int namelen,
+				  const BsonChangeTable *table, const int *columns, int n)
+{
+	const char **names = palloc(sizeof(char *) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		names[i] = NameStr(TupleDescAttr(table->tupdesc, columns[i])->attname);
+	append_string_array(w, name, namelen, names, n);
+	pfree(names);
 }
 
 /*
@@ -402,8 +417,12 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 										  copy_from, copy_len);
 				break;
 			}
-		case BSON_CHANGE_DELETE:
 		case BSON_CHANGE_TRUNCATE:
+			if (ev->npartitions > 0)
+				append_string_array(&w, "partitions", 10, ev->partitions,
+									ev->npartitions);
+			break;
+		case BSON_CHANGE_DELETE:
 			break;
 	}
 

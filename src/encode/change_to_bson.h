@@ -90,6 +90,9 @@ typedef struct BsonChangeEvent
 								 * whole, else NULL */
 	bool		after_key_change;	/* an insert made of an update that
 									 * changed the key */
+	const char *const *partitions;	/* truncate: the partitions truncated
+									 * when not all of the collection was */
+	int			npartitions;
 } BsonChangeEvent;
 
 /* Is column (0-based) one of the key's? */

@@ -19,6 +19,7 @@
 #include "bson_compat.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/logical.h"
@@ -247,10 +248,16 @@ warn_no_identity(BsonStreamTable *table)
 	if (table->warned_no_identity)
 		return;
 	table->warned_no_identity = true;
-	ereport(WARNING,
-			(errmsg("table %s has no replica identity", table->name),
-			 errdetail("Its updates and deletes are streamed without documentKey, so a consumer cannot tell which document they change."),
-			 errhint("Add a primary key, or set REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL.")));
+	if (table->key_unlogged)
+		ereport(WARNING,
+				(errmsg("partition %s does not log the key of its root table", table->name),
+				 errdetail("Its changes are streamed as the root table's, keyed by the root's replica identity, which the partition's own replica identity does not write to the WAL: its updates and deletes are streamed without documentKey."),
+				 errhint("Give the partition a replica identity that includes the root table's key columns (its primary key, REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL), or stream partitions as their own collections (partition-root off).")));
+	else
+		ereport(WARNING,
+				(errmsg("table %s has no replica identity", table->name),
+				 errdetail("Its updates and deletes are streamed without documentKey, so a consumer cannot tell which document they change."),
+				 errhint("Add a primary key, or set REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL.")));
 }
 
 static void
@@ -302,7 +309,7 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 	ev.table = t;
 	ev.old = old_whole ? &old : NULL;
 
-	if (t->nkeys == 0 || key_missing(&row, t))
+	if (t->nkeys == 0 || table->key_unlogged || key_missing(&row, t))
 	{
 		warn_no_identity(table);
 		ev.op = BSON_CHANGE_UPDATE;
@@ -357,7 +364,7 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 		change_row(&old, table, oldtup, desc);
 		if (t->old_row_whole)
 			ev.old = &old;
-		if (t->nkeys > 0 && !key_missing(&old, t))
+		if (t->nkeys > 0 && !table->key_unlogged && !key_missing(&old, t))
 		{
 			bson_change_key(&key, t, &old);
 			ev.key = &key;
@@ -407,9 +414,21 @@ bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 
 /*
  * A truncate (not a MongoDB event): one event per selected collection, in
- * the order the command names the tables, each with its ns; the partitions
- * of a table streamed as their root make one event, the root's.
+ * the order the command names the tables, each with its ns.  The partitions
+ * of a table streamed as their root make one event, the root's collection's;
+ * where the root itself was not truncated, only some of its partitions,
+ * that event names them in "partitions", so that a consumer never takes it
+ * for the whole collection's.
  */
+typedef struct TruncatedCollection
+{
+	Oid			table;			/* the collection's table */
+	BsonStreamTable *entry;		/* the first selected table that is its */
+	bool		whole;			/* the collection's table was truncated */
+	const char **partitions;	/* else these */
+	int			npartitions;
+} TruncatedCollection;
+
 static void
 bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 				 int nrelations, Relation relations[],
@@ -417,9 +436,8 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
-	BsonStreamTable **events = palloc(sizeof(BsonStreamTable *) * Max(nrelations, 1));
-	Oid		   *collections = palloc(sizeof(Oid) * Max(nrelations, 1));
-	int			nevents = 0;
+	TruncatedCollection *colls = palloc0(sizeof(TruncatedCollection) * Max(nrelations, 1));
+	int			ncolls = 0;
 
 	(void) change;
 	for (int i = 0; i < nrelations; i++)
@@ -427,25 +445,39 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		BsonStreamTable *table = bson_stream_table(relations[i], &st->options,
 												   stream_db(st));
 		Oid			collection = OidIsValid(table->root) ? table->root : table->relid;
-		bool		seen = false;
+		TruncatedCollection *c = NULL;
 
 		CHECK_FOR_INTERRUPTS();
 		if (!table->selected)
 			continue;
-		for (int j = 0; j < nevents && !seen; j++)
-			seen = collections[j] == collection;
-		if (seen)
-			continue;
-		collections[nevents] = collection;
-		events[nevents++] = table;
+		for (int j = 0; j < ncolls && c == NULL; j++)
+			if (colls[j].table == collection)
+				c = &colls[j];
+		if (c == NULL)
+		{
+			c = &colls[ncolls++];
+			c->table = collection;
+			c->entry = table;
+			c->partitions = palloc(sizeof(char *) * nrelations);
+		}
+		if (!OidIsValid(table->root))
+			c->whole = true;
+		else if (relations[i]->rd_rel->relkind == RELKIND_RELATION)
+			c->partitions[c->npartitions++] =
+				bson_collection_name(table->relid, st->options.include_schema);
 	}
-	for (int i = 0; i < nevents; i++)
+	for (int i = 0; i < ncolls; i++)
 	{
 		BsonChangeEvent ev = {0};
 
 		ev.op = BSON_CHANGE_TRUNCATE;
-		ev.table = &events[i]->change;
-		emit(ctx, st, txn, &ev, i == nevents - 1);
+		ev.table = &colls[i].entry->change;
+		if (!colls[i].whole)
+		{
+			ev.partitions = colls[i].partitions;
+			ev.npartitions = colls[i].npartitions;
+		}
+		emit(ctx, st, txn, &ev, i == ncolls - 1);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->change_cxt);

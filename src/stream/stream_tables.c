@@ -135,6 +135,47 @@ bson_stream_tables_end(void)
 	tables = NULL;
 }
 
+/*
+ * Does the WAL of partition rel carry the root's key (model's key columns,
+ * through the column map) of every row an update or a delete changes?  The
+ * partition logs old rows by its own replica identity: whole with FULL, the
+ * columns of its identity index when one of them changes (and on every
+ * delete), nothing with NOTHING.  Only an identity index whose columns
+ * include the root's key logs that key whenever it changes.
+ */
+static bool
+logs_root_key(Relation rel, const BsonChangeTable *model, const int *column_map)
+{
+	char		identity = rel->rd_rel->relreplident;
+	Oid			index;
+	Relation	irel;
+	bool		logged = true;
+
+	if (model->nkeys == 0 || identity == REPLICA_IDENTITY_FULL)
+		return true;
+	if (identity == REPLICA_IDENTITY_NOTHING)
+		return false;
+	index = RelationGetReplicaIndex(rel);
+	if (!OidIsValid(index))
+		return false;
+	irel = RelationIdGetRelation(index);
+	if (!RelationIsValid(irel))
+		elog(ERROR, "could not open index %u of partition %s", index,
+			 RelationGetRelationName(rel));
+	for (int k = 0; k < model->nkeys && logged; k++)
+	{
+		int			column = column_map[model->keys[k]];
+		bool		found = false;
+
+		for (int i = 0; i < IndexRelationGetNumberOfKeyAttributes(irel); i++)
+			if (irel->rd_index->indkey.values[i] == column + 1)
+				found = true;
+		logged = found;
+	}
+	RelationClose(irel);
+	return logged;
+}
+
 static void
 build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			const char *db)
@@ -158,6 +199,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->has_composites = false;
 	entry->root = InvalidOid;
 	entry->column_map = NULL;
+	entry->key_unlogged = false;
 	entry->natts = RelationGetDescr(rel)->natts;
 	schema = get_namespace_name(RelationGetNamespace(rel));
 	if (schema == NULL)
@@ -194,6 +236,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 														  entry->mcxt);
 			/* the WAL holds old rows as the partition's identity says */
 			t->old_row_whole = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL;
+			entry->key_unlogged = !logs_root_key(rel, t, entry->column_map);
 			RelationClose(model);
 		}
 		entry->has_composites = bson_record_cache_has_composites(t->columns);

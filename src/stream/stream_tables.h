@@ -28,6 +28,11 @@ typedef struct BsonStreamTable
 	int		   *column_map;		/* with root: each root column's column of
 								 * this table, -1 for none */
 	int			natts;			/* this table's columns when worked out */
+	bool		key_unlogged;	/* with root: this partition's own replica
+								 * identity does not log the root's key, so
+								 * updates and deletes cannot name their
+								 * document */
+	bool		warned_key_unlogged;
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;

@@ -326,6 +326,7 @@ class Event:
         ud = e.get("updateDescription")
         self.updated = ud["updatedFields"].raw if ud is not None else None
         self.removed = list(ud["removedFields"]) if ud is not None else []
+        self.partitions = list(e["partitions"]) if "partitions" in e else None
 
     def __repr__(self):
         return "%s %s.%s key %s" % (self.op, self.db, self.coll, show_id(self.key))
@@ -939,11 +940,17 @@ def keys_events(db, w, ref, ref_omit):
 
     omit_nulls_events(db, xids, ref_omit, after_omit)
     tp = by_txn.get(xid_truncate_part, [])
-    model, _ = replay({"pt": before_part}, tp)
+    check([(e.op, e.coll, e.partitions) for e in tp] == [("truncate", "pt", ["pt_eu"])],
+          "keys/pt: TRUNCATE of one partition (pt_eu): one truncate event on the root's collection that "
+          "names the partition (partitions: [pt_eu]), never one of the whole collection",
+          "events %s" % [(e.op, e.coll, e.partitions) for e in tp])
+    # a consumer that knows the partitions' bounds deletes their documents
+    bounds = {"pt_eu": ("region", "eu")}
+    model, _ = replay({"pt": before_part}, tp, bounds)
     got = [build(el) for el in model.get("pt", {}).values()]
     check(not multiset_diff(got, after_part),
-          "keys/pt: TRUNCATE of one partition (pt_eu): its events replayed with the consumer's rules (truncate: "
-          "deleteMany on ns) leave the other partitions' %d documents" % len(after_part),
+          "keys/pt: TRUNCATE of one partition replayed (truncate with partitions: deleteMany by the "
+          "partitions' bounds) leaves the other partitions' %d documents" % len(after_part),
           lambda: "events %s\n%s" % (tp, multiset_diff(got, after_part)))
     tr = by_txn.get(xid_truncate, [])
     check([(e.op, e.db, e.coll) for e in tr] == [("truncate", db, "pt")],
@@ -1289,8 +1296,10 @@ class Workload:
             self.failure = traceback.format_exc()
 
 
-def replay(base, events):
-    """The consumer: MongoDB Kafka sink rules onto {coll: {_id element: [elements]}}."""
+def replay(base, events, bounds=None):
+    """The consumer: MongoDB Kafka sink rules onto {coll: {_id element: [elements]}}.
+    A truncate naming partitions deletes their documents, by bounds
+    ({partition: (field, value)}); one without deletes the collection's."""
     model = {c: {} for c in base}
     for c, docs in base.items():
         for raw in docs:
@@ -1300,7 +1309,12 @@ def replay(base, events):
     for ev in events:
         coll = model.setdefault(ev.coll, {})
         counts[ev.op] += 1
-        if ev.op == "truncate":
+        if ev.op == "truncate" and ev.partitions is not None:
+            for p in ev.partitions:
+                field, value = (bounds or {})[p]
+                for k in [k for k, el in coll.items() if bson.decode(build(el)).get(field) == value]:
+                    del coll[k]
+        elif ev.op == "truncate":
             coll.clear()
         elif ev.key is None:
             counts["without documentKey"] += 1

@@ -200,6 +200,31 @@ SELECT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll, bson_to_json(data)::
 FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL, 'partition-root', 'off',
 	'include-tables', 'public.dp')
 WHERE bson_to_json(data)::json ->> 'operationType' IN ('insert', 'truncate');
+-- a TRUNCATE of some partitions is not one of the whole collection: the
+-- event names them
+INSERT INTO dp VALUES (5, 'eu', 'e'), (6, 'jp', 'f');
+TRUNCATE dp_eu, dp_asia;
+SELECT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll, bson_to_json(data)::json -> 'partitions' AS partitions
+FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL)
+WHERE bson_to_json(data)::json ->> 'operationType' = 'truncate';
+-- a partition whose own replica identity does not log the root's key: its
+-- updates and deletes cannot name their document, and say so
+CREATE TABLE pk (id int PRIMARY KEY, v text) PARTITION BY RANGE (id);
+CREATE TABLE pk_1 PARTITION OF pk FOR VALUES FROM (0) TO (100);
+ALTER TABLE pk_1 REPLICA IDENTITY NOTHING;
+CREATE TABLE pu (id int, code text NOT NULL, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
+CREATE UNIQUE INDEX pu_code ON pu (code, region);
+ALTER TABLE pu REPLICA IDENTITY USING INDEX pu_code;
+CREATE TABLE pu_eu PARTITION OF pu FOR VALUES IN ('eu');
+INSERT INTO pk VALUES (1, 'a');
+INSERT INTO pu VALUES (1, 'c1', 'eu', 'a');
+UPDATE pk SET id = 2;
+DELETE FROM pk;
+UPDATE pu SET code = 'c2';
+DELETE FROM pu;
+SELECT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll, bson_to_json(data)::json ->> 'operationType' AS op,
+	bson_to_json(data)::json -> 'documentKey' AS key
+FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL, 'include-tables', 'public.pk, public.pu');
 -- the plugin's filters are the same lists
 SELECT DISTINCT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll
 FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL,
