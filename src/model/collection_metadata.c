@@ -10,7 +10,10 @@
  * ones as -1.  A unique index whose key a document cannot hold the same way
  * is left out: one with an expression or a predicate (partial), one on a
  * column left out of the documents or whose name MongoDB reads as a path
- * (a dot, a leading $).  PostgreSQL's unique indexes let rows with a NULL
+ * (a dot, a leading $), and one on a column whose values the mapping can
+ * make equal where PostgreSQL's are not (timestamps, cut to milliseconds;
+ * composites, conservatively), whose rows MongoDB would refuse as
+ * duplicates.  PostgreSQL's unique indexes let rows with a NULL
  * key column pass (unless NULLS NOT DISTINCT); MongoDB indexes a null like
  * any value, so those get a partialFilterExpression that indexes only the
  * documents whose nullable key columns are of a type other than null.
@@ -22,7 +25,9 @@
 #include "catalog/pg_index.h"
 #include "lib/stringinfo.h"
 #include "nodes/pg_list.h"
+#include "catalog/pg_type.h"
 #include "utils/json.h"
+#include "utils/lsyscache.h"
 #include "utils/relcache.h"
 
 /* Every BSON type alias of MongoDB's $type but null and undefined */
@@ -30,6 +35,24 @@
 	"\"objectId\",\"bool\",\"date\",\"regex\",\"dbPointer\",\"javascript\"," \
 	"\"symbol\",\"javascriptWithScope\",\"int\",\"timestamp\",\"long\"," \
 	"\"decimal\",\"minKey\",\"maxKey\"]"
+
+/*
+ * Are two distinct values of the type always two distinct BSON values?
+ * Timestamps are not: BSON datetimes hold milliseconds, PostgreSQL
+ * microseconds.  Composites are not looked into.
+ */
+static bool
+exact_key_type(Oid type)
+{
+	Oid			base = getBaseType(type);
+	Oid			element = get_element_type(base);
+
+	if (OidIsValid(element))
+		return exact_key_type(element);
+	if (base == TIMESTAMPOID || base == TIMESTAMPTZOID)
+		return false;
+	return !type_is_rowtype(base);
+}
 
 /*
  * Append index irel of rel as a unique index, if a document can hold its
@@ -57,7 +80,8 @@ append_unique_index(StringInfo out, Relation rel, Relation irel,
 		if (column < 0 || column == model->id_column)
 			return false;
 		name = NameStr(TupleDescAttr(desc, column)->attname);
-		if (name[0] == '$' || strchr(name, '.') != NULL)
+		if (name[0] == '$' || strchr(name, '.') != NULL ||
+			!exact_key_type(TupleDescAttr(desc, column)->atttypid))
 			return false;
 		if (!bson_change_is_key_column(model, column))
 			same_as_key = false;

@@ -20,6 +20,7 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -38,8 +39,10 @@
 static const char *const candidates_sql =
 "SELECT c.oid FROM pg_catalog.pg_class c"
 " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-" WHERE c.relkind = 'r' AND c.relpersistence = 'p'"
-" AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'";
+" WHERE c.relkind OPERATOR(pg_catalog.=) 'r'"
+" AND c.relpersistence OPERATOR(pg_catalog.=) 'p'"
+" AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema'"
+" AND n.nspname OPERATOR(pg_catalog.!~) '^pg_'";
 
 #define NCOLUMNS 7
 
@@ -123,7 +126,8 @@ metadata_of(Oid table, const char *coll)
 
 	bson_table_model_build(&model, rel, scratch);
 	text = bson_collection_metadata(rel, &model, coll);
-	relation_close(rel, AccessShareLock);
+	/* the lock is kept until the transaction ends */
+	relation_close(rel, NoLock);
 	MemoryContextSwitchTo(old);
 	text = pstrdup(text);
 	MemoryContextDelete(scratch);
@@ -218,19 +222,33 @@ bson_collections(PG_FUNCTION_ARGS)
 		Relation	rel;
 
 		CHECK_FOR_INTERRUPTS();
+		/*
+		 * Only tables the user may read are locked and listed: the others'
+		 * documents could not be read anyway, so they are an error here,
+		 * not a file that is missing later.
+		 */
+		if (pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s", s->name),
+					 errdetail("Its rows belong to collection %s.", s->coll),
+					 errhint("Grant SELECT on it, or leave it out with exclude_tables.")));
+		/* the lock keeps the table as it is listed until the transaction ends */
+		rel = try_relation_open(s->relid, AccessShareLock);
+		if (rel == NULL)
+			continue;			/* dropped since it was listed */
 		if (s->table != metadata_table)
 		{
 			metadata = metadata_of(s->table, s->coll);
 			metadata_table = s->table;
 		}
-		/* the lock keeps the table as it is listed until the transaction ends */
-		rel = relation_open(s->relid, AccessShareLock);
 		values[0] = CStringGetTextDatum(db);
 		values[1] = CStringGetTextDatum(s->coll);
 		values[2] = ObjectIdGetDatum(s->table);
 		values[3] = ObjectIdGetDatum(s->relid);
 		values[4] = Int64GetDatum((int64) RelationGetNumberOfBlocks(rel));
-		values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t, %s, %s) FROM ONLY %s t",
+		/* t.*, not t: a column named t would win over the row */
+		values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t.*, %s, %s) FROM ONLY %s t",
 												 quote_identifier(schema),
 												 omit_nulls ? "true" : "false",
 												 partition_root ? "true" : "false",

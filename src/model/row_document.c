@@ -39,7 +39,7 @@ static DocumentCache *
 document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 {
 	DocumentCache *cache = (DocumentCache *) flinfo->fn_extra;
-	Oid			relid = get_typ_typrelid(typid);
+	Oid			relid;
 	Oid			table;
 	Relation	rel;
 	Relation	model;
@@ -48,6 +48,7 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 	if (cache != NULL && cache->typid == typid &&
 		cache->partition_root == partition_root)
 		return cache;
+	relid = get_typ_typrelid(typid);
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -83,9 +84,10 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 		cache->column_map = bson_partition_column_map(RelationGetDescr(rel),
 													  RelationGetDescr(model),
 													  cache->mcxt);
-		relation_close(model, AccessShareLock);
+		relation_close(model, NoLock);
 	}
-	relation_close(rel, AccessShareLock);
+	/* the locks are kept until the transaction ends, as the query's own */
+	relation_close(rel, NoLock);
 	cache->typid = typid;
 	return cache;
 }

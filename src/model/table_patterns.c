@@ -47,10 +47,17 @@ trimmed(const char *s, int start, int end)
 {
 	while (start < end && scanner_isspace(s[start]))
 		start++;
-	/* a blank after a backslash belongs to the name */
-	while (end > start && scanner_isspace(s[end - 1]) &&
-		   !(end - 2 >= start && s[end - 2] == '\\'))
+	/* a blank after an odd run of backslashes is escaped: it belongs to the name */
+	while (end > start && scanner_isspace(s[end - 1]))
+	{
+		int			backslashes = 0;
+
+		while (end - 2 - backslashes >= start && s[end - 2 - backslashes] == '\\')
+			backslashes++;
+		if (backslashes % 2 == 1)
+			break;
 		end--;
+	}
 	return pnstrdup(s + start, end - start);
 }
 

@@ -245,19 +245,24 @@ key_missing(const BsonChangeRow *row, const BsonChangeTable *t)
 static void
 warn_no_identity(BsonStreamTable *table)
 {
-	if (table->warned_no_identity)
-		return;
-	table->warned_no_identity = true;
 	if (table->key_unlogged)
+	{
+		if (table->warned_key_unlogged)
+			return;
+		table->warned_key_unlogged = true;
 		ereport(WARNING,
 				(errmsg("partition %s does not log the key of its root table", table->name),
 				 errdetail("Its changes are streamed as the root table's, keyed by the root's replica identity, which the partition's own replica identity does not write to the WAL: its updates and deletes are streamed without documentKey."),
 				 errhint("Give the partition a replica identity that includes the root table's key columns (its primary key, REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL), or stream partitions as their own collections (partition-root off).")));
-	else
-		ereport(WARNING,
-				(errmsg("table %s has no replica identity", table->name),
-				 errdetail("Its updates and deletes are streamed without documentKey, so a consumer cannot tell which document they change."),
-				 errhint("Add a primary key, or set REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL.")));
+		return;
+	}
+	if (table->warned_no_identity)
+		return;
+	table->warned_no_identity = true;
+	ereport(WARNING,
+			(errmsg("table %s has no replica identity", table->name),
+			 errdetail("Its updates and deletes are streamed without documentKey, so a consumer cannot tell which document they change."),
+			 errhint("Add a primary key, or set REPLICA IDENTITY USING INDEX or REPLICA IDENTITY FULL.")));
 }
 
 static void

@@ -29,6 +29,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "catalog/partition.h"
 
 #include "table_model.h"
 
@@ -52,9 +53,12 @@ invalidate_all(bool composites_only)
 	}
 }
 
-/* Partitions streamed as root: their root's definition is their model */
+/*
+ * Partitions below a table that changed: its name may select them, its
+ * definition is their model when they are streamed as their root.
+ */
 static void
-invalidate_partitions_of(Oid root)
+invalidate_partitions_of(Oid ancestor)
 {
 	HASH_SEQ_STATUS seq;
 	BsonStreamTable *entry;
@@ -62,8 +66,9 @@ invalidate_partitions_of(Oid root)
 	hash_seq_init(&seq, tables);
 	while ((entry = (BsonStreamTable *) hash_seq_search(&seq)) != NULL)
 	{
-		if (entry->root == root)
-			entry->valid = false;
+		for (int i = 0; i < entry->nancestors; i++)
+			if (entry->ancestors[i] == ancestor)
+				entry->valid = false;
 	}
 }
 
@@ -200,6 +205,8 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->root = InvalidOid;
 	entry->column_map = NULL;
 	entry->key_unlogged = false;
+	entry->ancestors = NULL;
+	entry->nancestors = 0;
 	entry->natts = RelationGetDescr(rel)->natts;
 	schema = get_namespace_name(RelationGetNamespace(rel));
 	if (schema == NULL)
@@ -208,6 +215,19 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 									  quote_qualified_identifier(schema,
 																 RelationGetRelationName(rel)));
 	/* partitions that are tables of their own leave their root no rows */
+	/* whether selected or not: a renamed ancestor can change that */
+	if (rel->rd_rel->relispartition)
+	{
+		List	   *ancestors = get_partition_ancestors(relid);
+		ListCell   *lc;
+
+		entry->ancestors = MemoryContextAlloc(entry->mcxt,
+											  sizeof(Oid) * Max(list_length(ancestors), 1));
+		foreach(lc, ancestors)
+			entry->ancestors[entry->nancestors++] = lfirst_oid(lc);
+		list_free(ancestors);
+		tables_have_partitions = true;
+	}
 	entry->selected = (opts->partition_root ||
 					   rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
 		bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
@@ -226,7 +246,6 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 				elog(ERROR, "could not open partitioned table %u of partition %s",
 					 table, entry->name);
 			entry->root = table;
-			tables_have_partitions = true;
 		}
 		id_left_out = bson_table_model_build(t, model, entry->mcxt);
 		if (table != relid)
@@ -244,8 +263,11 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			tables_have_composites = true;
 		if (id_left_out && !entry->warned_id_column)
 		{
+			/* the column is the collection's table's */
 			entry->warned_id_column = true;
-			bson_warn_id_column_left_out(entry->name);
+			bson_warn_id_column_left_out(table == relid ? entry->name :
+										 quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
+																	get_rel_name(table)));
 		}
 	}
 }

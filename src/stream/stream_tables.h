@@ -28,6 +28,9 @@ typedef struct BsonStreamTable
 	int		   *column_map;		/* with root: each root column's column of
 								 * this table, -1 for none */
 	int			natts;			/* this table's columns when worked out */
+	Oid		   *ancestors;		/* a partition: the tables above it, whose
+								 * names and definitions decide its entry */
+	int			nancestors;
 	bool		key_unlogged;	/* with root: this partition's own replica
 								 * identity does not log the root's key, so
 								 * updates and deletes cannot name their

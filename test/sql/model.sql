@@ -138,6 +138,30 @@ SELECT metadata FROM bson_collections(ARRAY['public.uniq']);
 SELECT metadata FROM bson_collections(ARRAY['public.ui']);
 SELECT DISTINCT metadata FROM bson_collections(ARRAY['public.dp']);
 SELECT metadata FROM bson_collections(ARRAY['public.nonkeyid']);
+-- timestamps are cut to milliseconds, so a unique index on one is left out
+CREATE TABLE uts (id int PRIMARY KEY, at timestamptz UNIQUE, ats timestamp[] UNIQUE, day date UNIQUE);
+SELECT metadata FROM bson_collections(ARRAY['public.uts']);
+DROP TABLE uts;
+-- a column named t does not stand for the row in the query
+CREATE TABLE inner_t (id int PRIMARY KEY, x text);
+CREATE TABLE outer_t (id int PRIMARY KEY, t inner_t);
+INSERT INTO outer_t VALUES (1, ROW(7, 'x'));
+SELECT query AS q FROM bson_collections(ARRAY['public.outer_t']) \gset
+SELECT bson_to_json(d) FROM (:q) s(d);
+DROP TABLE outer_t, inner_t;
+-- a table the user may not read is an error, not a missing collection
+CREATE ROLE bson_out_model_reader;
+GRANT SELECT ON single TO bson_out_model_reader;
+SET ROLE bson_out_model_reader;
+SELECT coll FROM bson_collections(ARRAY['public.single']);
+SELECT coll FROM bson_collections(ARRAY['public.single, public.comp']);
+RESET ROLE;
+REVOKE ALL ON single FROM bson_out_model_reader;
+DROP ROLE bson_out_model_reader;
+-- a blank escaped by a backslash belongs to the name, one after an escaped
+-- backslash does not
+SELECT count(*) FROM bson_collections(ARRAY['public.single\ ']);
+SELECT coll FROM bson_collections(ARRAY['public.single\\ , public.single ']);
 -- the metadata is JSON that names its collection
 SELECT count(*) FROM bson_collections() WHERE (metadata::jsonb ->> 'collectionName') <> coll;
 
@@ -225,6 +249,17 @@ DELETE FROM pu;
 SELECT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll, bson_to_json(data)::json ->> 'operationType' AS op,
 	bson_to_json(data)::json -> 'documentKey' AS key
 FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL, 'include-tables', 'public.pk, public.pu');
+-- a partition that was not selected is worked out again when its root is
+-- renamed into the selection
+CREATE TABLE ro (id int PRIMARY KEY, v text) PARTITION BY RANGE (id);
+CREATE TABLE ro_1 PARTITION OF ro FOR VALUES FROM (0) TO (100);
+SELECT 'init' FROM pg_create_logical_replication_slot('rename', 'bson_out');
+INSERT INTO ro VALUES (1, 'a');
+ALTER TABLE ro RENAME TO renamed;
+INSERT INTO renamed VALUES (2, 'b');
+SELECT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll, bson_to_json(data)::json -> 'documentKey' AS key
+FROM pg_logical_slot_get_binary_changes('rename', NULL, NULL, 'include-tables', 'public.renamed');
+SELECT 'dropped' FROM pg_drop_replication_slot('rename');
 -- the plugin's filters are the same lists
 SELECT DISTINCT bson_to_json(data)::json -> 'ns' ->> 'coll' AS coll
 FROM pg_logical_slot_peek_binary_changes('model', NULL, NULL,
