@@ -566,7 +566,9 @@ run "$BIN" -d xdump --out-dir "$D/j4" -j 4 -v
 ok=$([ "$rc" -eq 0 ] && (cd "$D/j1" && find . -type f | sort) | cmp -s - <(cd "$D/j4" && find . -type f | sort) && echo 1)
 for f in "$D"/j1/xdump/*; do cmp -s "$f" "$D/j4/xdump/$(basename "$f")" || ok=; done
 ranges=$(grep -c "job [0-9]: public.large, blocks" "$WORK/err")
-[ -n "$ok" ] && [ "$ranges" -ge 2 ] &&
+# block ranges need a TID Range Scan (PostgreSQL 14): before, a table is one part
+if [ "$(Q -c 'SHOW server_version_num')" -lt 140000 ]; then want_ranges=0; else want_ranges=2; fi
+[ -n "$ok" ] && [ "$ranges" -ge "$want_ranges" ] &&
 	pass "--out-dir --jobs 4: every file byte-identical to --jobs 1; the large table in $ranges block ranges" ||
 	fail "--out-dir --jobs 4" "ranges $ranges; $(tail -5 "$WORK/err")"
 run "$BIN" -d xdump --table a -o "$WORK/a.bson" -q
