@@ -49,8 +49,8 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 # its cluster so.
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
-	encode_rows_cancel encode_numeric_infinity decode decode_invalid upgrade \
-	stream_events stream_options model
+	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
+	stream_events stream_options stream_values model
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -33,6 +33,15 @@ bool		bson_ascii_fast_path_enabled = true;
 /* bson_out.max_document_size: largest document written, in bytes */
 int			bson_max_document_size = BSON_MAX_DOCUMENT_SIZE;
 
+/* bson_out.unmappable_values: see BsonUnmappable in record_to_bson.h */
+int			bson_unmappable_values = BSON_UNMAPPABLE_ERROR;
+
+static const struct config_enum_entry unmappable_values_options[] = {
+	{"error", BSON_UNMAPPABLE_ERROR, false},
+	{"fallback", BSON_UNMAPPABLE_FALLBACK, false},
+	{NULL, 0, false}
+};
+
 void		_PG_init(void);
 
 void
@@ -56,6 +65,15 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("bson_out.unmappable_values",
+							 "What row_to_bson and bson_document do with values that have no BSON mapping: error or fallback.",
+							 "fallback writes infinite dates and timestamps as the latest or earliest datetime drivers decode, and numerics with no exact decimal128 as strings of their digits, with a warning.",
+							 &bson_unmappable_values,
+							 BSON_UNMAPPABLE_ERROR,
+							 unmappable_values_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	BSON_RESERVE_GUC_PREFIX("bson_out");
 }
 
@@ -137,10 +155,14 @@ Datum
 row_to_bson(PG_FUNCTION_ARGS)
 {
 	HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(0);
-	bool		omit_nulls = PG_GETARG_BOOL(1);
+	BsonRecordOptions opts = {0};
 	BsonRecordCache *cache;
 	BsonWriter	w;
 	Size		doc;
+
+	opts.omit_nulls = PG_GETARG_BOOL(1);
+	opts.unmappable = (BsonUnmappable) bson_unmappable_values;
+	opts.policy_name = "bson_out.unmappable_values";
 
 	cache = bson_record_cache((BsonRecordCache *) fcinfo->flinfo->fn_extra,
 							  HeapTupleHeaderGetTypeId(row),
@@ -150,7 +172,7 @@ row_to_bson(PG_FUNCTION_ARGS)
 
 	bson_writer_init(&w, (Size) HeapTupleHeaderGetDatumLength(row) * 2 + 64);
 	doc = bson_open(&w);
-	bson_append_record_fields(&w, cache, row, omit_nulls);
+	bson_append_record_fields(&w, cache, row, &opts);
 	bson_close(&w, doc);
 	PG_RETURN_BYTEA_P(bson_writer_finish(&w));
 }

@@ -14,7 +14,10 @@ true), decoded by pymongo, with an oracle computed here from the generated
 values (only interval, inet and time, which map through their output
 function, are compared with format('%s', col) from the same query). Also checks rows
 that must fail (SQLSTATE 22008, 22003), anonymous records and datetimes beyond
-Python's years 1..9999 (checked on the raw bytes).
+Python's years 1..9999 (checked on the raw bytes); then the same rows with
+bson_out.unmappable_values = fallback, which pymongo must decode: +-infinity
+as 9999-12-31T23:59:59.999Z / 0001-01-01T00:00:00Z (naive and tz-aware), wide
+numerics as strings equal to their text.
 Ends with the line "crosscheck-rows: N passed, M failed"; exit status 0 iff
 M == 0.
 """
@@ -839,6 +842,49 @@ def error_checks(cur):
                      "SQLSTATE %s for %s = %s" % (state, col, shorten(val, 60)), got))
     return failed, len(ERROR_ROWS)
 
+# The fallback's datetimes: the last millisecond of Python's datetime and its
+# first instant, the extremes pymongo decodes (one millisecond beyond either is
+# "date value out of range")
+FALLBACK_MAX = dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc)
+FALLBACK_MIN = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
+
+def fallback_checks(cur):
+    """ERROR_ROWS again, with bson_out.unmappable_values = fallback: each row
+    decodes in pymongo, naive and tz-aware, with the fallback's values."""
+    failed = {}
+    cur.execute("SET bson_out.unmappable_values = fallback")
+    # row -> (path, expected): a datetime, or the SQL text of a numeric
+    want = {0: (("d",), FALLBACK_MAX), 1: (("ts",), FALLBACK_MIN), 2: (("tstz",), FALLBACK_MAX),
+            3: (("n",), "n::text"), 4: (("c", "n"), "(c).n::text"),
+            5: (("c", "d"), FALLBACK_MIN), 6: (("na", 2), "na[3]::text")}
+    for j, (path, exp) in want.items():
+        text = exp if isinstance(exp, str) else "NULL"
+        try:
+            cur.execute("SELECT row_to_bson(e), %s FROM e WHERE id = %%s" % text, (j,))
+            raw, sqltext = cur.fetchone()
+            for tz in (True, False):
+                doc = bson.decode(bytes(raw), CodecOptions(tz_aware=tz))
+                got = doc
+                for step in path:
+                    got = got[step]
+                if isinstance(exp, str):
+                    ok = isinstance(got, str) and got == sqltext
+                    shown = "string %s" % shorten(sqltext, 60)
+                else:
+                    ok = got == (exp if tz else exp.replace(tzinfo=None))
+                    shown = "datetime %s" % exp.isoformat()
+                if not ok:
+                    failed.setdefault("fallback row %d" % j, []).append(
+                        (".".join(map(str, path)) + " (tz_aware=%s)" % tz, shown,
+                         shorten(repr(got), 80)))
+        except Exception as e:   # pymongo's InvalidBSON included
+            if cur.connection.closed:
+                raise
+            failed["fallback row %d" % j] = [(".".join(map(str, path)), "a document pymongo decodes",
+                                              "%s: %s" % (type(e).__name__, shorten(str(e), 80)))]
+    cur.execute("RESET bson_out.unmappable_values")
+    return failed, len(want)
+
 def run(rows):
     times = [time.time()]
     conn = psycopg2.connect("")
@@ -886,12 +932,14 @@ def run(rows):
             failed["row %d" % i] = out
     extra_failed, n_extra = extra_checks(cur)
     err_failed, n_err = error_checks(cur)
+    fb_failed, n_fb = fallback_checks(cur)
     failed.update(extra_failed)
     failed.update(err_failed)
+    failed.update(fb_failed)
     cur.execute("DROP SCHEMA %s CASCADE" % SCHEMA)
     conn.close()
     times.append(time.time())
-    return failed, len(rows) + n_extra + n_err, times
+    return failed, len(rows) + n_extra + n_err + n_fb, times
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

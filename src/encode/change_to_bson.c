@@ -66,10 +66,24 @@ bson_change_table_ns(BsonChangeTable *table, const char *db, const char *coll,
 	MemoryContextSwitchTo(old);
 }
 
+/* How a table's values are written: its policy, and omit_nulls */
+static inline BsonRecordOptions
+record_options(const BsonChangeTable *table, bool omit_nulls)
+{
+	BsonRecordOptions opts;
+
+	opts.omit_nulls = omit_nulls;
+	opts.unmappable = table->unmappable;
+	opts.policy_name = table->policy_name;
+	opts.table = table->name;
+	return opts;
+}
+
 void
 bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
 				const BsonChangeRow *row)
 {
+	BsonRecordOptions opts = record_options(table, false);
 	BsonWriter	w;
 
 	Assert(table->nkeys > 0);
@@ -80,7 +94,7 @@ bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
 
 		Assert(row->missing == NULL || !row->missing[k]);
 		bson_append_record_column(&w, table->columns, k, "_id", 3,
-								  row->values[k], row->nulls[k], false);
+								  row->values[k], row->nulls[k], &opts);
 	}
 	else
 	{
@@ -93,7 +107,7 @@ bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
 			CHECK_FOR_INTERRUPTS();
 			Assert(row->missing == NULL || !row->missing[k]);
 			bson_append_record_column(&w, table->columns, k, NULL, 0,
-									  row->values[k], row->nulls[k], false);
+									  row->values[k], row->nulls[k], &opts);
 		}
 		bson_close(&w, doc);
 	}
@@ -133,8 +147,10 @@ static void
 append_column(BsonWriter *w, const BsonChangeTable *table, int i,
 			  const BsonChangeRow *row, bool omit_nulls)
 {
+	BsonRecordOptions opts = record_options(table, omit_nulls);
+
 	bson_append_record_column(w, table->columns, i, NULL, 0, row->values[i],
-							  row->nulls[i], omit_nulls);
+							  row->nulls[i], &opts);
 }
 
 /*

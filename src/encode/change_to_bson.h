@@ -46,6 +46,9 @@ typedef struct BsonChangeTable
 	int			id_column;		/* a column named "_id", or -1: documents
 								 * that start with the key leave it out */
 	bool		old_row_whole;	/* REPLICA IDENTITY FULL: old rows are whole */
+	BsonUnmappable unmappable;	/* values without a BSON mapping */
+	const char *policy_name;	/* the setting or option that chose it */
+	const char *name;			/* schema.table, for messages */
 } BsonChangeTable;
 
 /*

@@ -15,6 +15,9 @@
  * real, double precision -> double; numeric -> exact decimal128; text,
  * varchar, char(n), name -> string; bytea -> binary 0; uuid -> binary 4;
  * date, timestamp, timestamptz -> UTC datetime (milliseconds, floored);
+ * with the fallback for values without a mapping (BsonUnmappable), +-infinity
+ * as the latest / earliest datetime drivers decode and a numeric with no
+ * exact decimal128 as the string of its digits;
  * json -> as json_to_bson reads it; jsonb -> as to_bson maps it; arrays ->
  * arrays (nested per dimension); composites -> embedded documents; anything
  * else -> string from the type's output function.
@@ -105,6 +108,13 @@ typedef struct ColumnInfo
 	const char *name;
 	int			namelen;
 	bool		dropped;
+	/*
+	 * A value of this column, at any depth, was written by the fallback for
+	 * values without a mapping, and the user was told: once is enough.  The
+	 * cache lives as long as the query (the SQL functions) or as the table's
+	 * definition (the output plugin), and so does the flag.
+	 */
+	bool		warned_fallback;
 	ValueInfo	value;
 } ColumnInfo;
 
@@ -115,13 +125,15 @@ typedef struct ValuePath
 	const char *name;			/* NULL for an array element */
 	int			namelen;
 	int			index;
+	ColumnInfo *column;			/* the row's column, in the outermost step
+								 * only */
 } ValuePath;
 
 static void build_value_info(ValueInfo *vi, Oid typid, int32 typmod,
 							 MemoryContext mcxt);
 static bool value_has_composites(const ValueInfo *vi);
 static void append_fields(BsonWriter *w, BsonRecordCache *cache,
-						  HeapTupleHeader row, bool omit_nulls,
+						  HeapTupleHeader row, const BsonRecordOptions *opts,
 						  const ValuePath *parent);
 
 /* The columns of tupdesc, a copy the cache keeps, worked out into mcxt */
@@ -342,18 +354,72 @@ path_text(const ValuePath *path)
 	return buf.data;
 }
 
+/*
+ * The fallback for a value without a mapping has been taken: say so, once
+ * per column of the row (the outermost step of the path).
+ */
+static void
+warn_fallback(const BsonRecordOptions *opts, const ValuePath *path,
+			  const char *message)
+{
+	const ValuePath *top = path;
+
+	while (top->parent)
+		top = top->parent;
+	if (top->column)
+	{
+		if (top->column->warned_fallback)
+			return;
+		top->column->warned_fallback = true;
+	}
+	ereport(WARNING,
+			(errmsg("%s in \"%s\"%s%s written by the fallback for values without a BSON mapping",
+					message, path_text(path),
+					opts->table ? " of table " : "", opts->table ? opts->table : ""),
+			 errdetail("With %s set to fallback, infinite dates and timestamps are written as the BSON datetimes "
+					   BSON_DATETIME_INFINITY_TEXT " (infinity) and " BSON_DATETIME_MINUS_INFINITY_TEXT
+					   " (-infinity), and numerics with no exact decimal128 as strings of all their digits. Other such values of this column are not reported.",
+					   opts->policy_name)));
+}
+
+/*
+ * An infinite date or timestamp: the fallback's datetime, or an error
+ * naming the value.  The fallback datetimes are the latest and earliest that
+ * drivers decode (record_to_bson.h), so that infinity still sorts after
+ * (-infinity before) every value a consumer can read.
+ */
+static int64
+infinite_datetime_ms(bool negative, const char *what,
+					 const BsonRecordOptions *opts, const ValuePath *path)
+{
+	if (opts->unmappable == BSON_UNMAPPABLE_FALLBACK)
+	{
+		warn_fallback(opts, path,
+					  psprintf("%s %s", what, negative ? "-infinity" : "infinity"));
+		return negative ? BSON_DATETIME_MINUS_INFINITY_MS : BSON_DATETIME_INFINITY_MS;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("cannot convert infinite %s in \"%s\" to a BSON datetime",
+					what, path_text(path)),
+			 errdetail("With %s set to error, values without a BSON mapping are refused; with fallback, infinity is written as the BSON datetime "
+					   BSON_DATETIME_INFINITY_TEXT " and -infinity as " BSON_DATETIME_MINUS_INFINITY_TEXT ".",
+					   opts->policy_name),
+			 errhint("Set %s to fallback, or filter or replace infinite values, for example with NULLIF or a CASE expression.",
+					 opts->policy_name)));
+	return 0;					/* keep the compiler quiet */
+}
+
 /* BSON datetime: milliseconds since 1970, floored (1969 stays right) */
 static int64
-timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
+timestamp_to_ms(Timestamp ts, const BsonRecordOptions *opts,
+				const ValuePath *path)
 {
 	int64		ms;
 
 	if (TIMESTAMP_NOT_FINITE(ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("cannot convert infinite %s in \"%s\" to a BSON datetime",
-						what, path_text(path)),
-				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+		return infinite_datetime_ms(TIMESTAMP_IS_NOBEGIN(ts), "timestamp", opts,
+									path);
 	/*
 	 * Floor to milliseconds first, then move the epoch from 2000 to 1970:
 	 * adding the 30 years in microseconds first would overflow int64 for the
@@ -368,40 +434,46 @@ timestamp_to_ms(Timestamp ts, const ValuePath *path, const char *what)
 
 /* The same for a date: its midnight, UTC */
 static int64
-date_to_ms(DateADT d, const ValuePath *path)
+date_to_ms(DateADT d, const BsonRecordOptions *opts, const ValuePath *path)
 {
 	if (DATE_NOT_FINITE(d))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("cannot convert infinite date in \"%s\" to a BSON datetime",
-						path_text(path)),
-				 errhint("Filter or replace infinite values, for example with NULLIF or a CASE expression.")));
+		return infinite_datetime_ms(DATE_IS_NOBEGIN(d), "date", opts, path);
 	return ((int64) d + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)) *
 		INT64CONST(86400000);
 }
 
-/* A numeric as decimal128, exactly, or an error naming the value */
-static void
+/*
+ * A numeric as decimal128, exactly (true), or else with the fallback false
+ * (the caller writes its text), or an error naming the value.
+ */
+static bool
 numeric_to_decimal128(Numeric num, uint64 *low, uint64 *high,
-					  const ValuePath *path)
+					  const BsonRecordOptions *opts, const ValuePath *path)
 {
 	int			digits;
 	int			exponent;
 
 	if (bson_decimal128_from_numeric(num, low, high))
-		return;
+		return true;
+	if (opts->unmappable == BSON_UNMAPPABLE_FALLBACK)
+	{
+		warn_fallback(opts, path, "numeric without an exact decimal128");
+		return false;
+	}
 	bson_numeric_shape(num, &digits, &exponent);
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 			 errmsg("numeric value in \"%s\" has no exact decimal128 representation",
 					path_text(path)),
-			 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144.",
-					   digits, exponent),
-			 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision.")));
+			 errdetail("It has %d significant digits and a decimal exponent of %d; decimal128 holds at most 34 significant digits, at magnitudes from 1E-6176 to 9.99...E+6144. With %s set to fallback it is written as a string of all its digits.",
+					   digits, exponent, opts->policy_name),
+			 errhint("Round it or cast it, for example to numeric(34, 6) or to double precision, or set %s to fallback.",
+					 opts->policy_name)));
+	return false;				/* keep the compiler quiet */
 }
 
 static void write_value(BsonWriter *w, char *type_at, Datum value,
-						ValueInfo *vi, bool omit_nulls,
+						ValueInfo *vi, const BsonRecordOptions *opts,
 						const ValuePath *path);
 
 /*
@@ -421,13 +493,13 @@ typedef struct ArrayCursor
  */
 static void
 write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
-				ArrayCursor *cursor, ValueInfo *vi, bool omit_nulls,
+				ArrayCursor *cursor, ValueInfo *vi, const BsonRecordOptions *opts,
 				const ValuePath *path)
 {
 	check_stack_depth();
 	for (int i = 0; i < dims[level]; i++)
 	{
-		ValuePath	here = {path, NULL, 0, i};
+		ValuePath	here = {path, NULL, 0, i, NULL};
 		char	   *type_at;
 
 		CHECK_FOR_INTERRUPTS();
@@ -438,7 +510,7 @@ write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
 
 			*type_at = BSON_TYPE_ARRAY;
 			open = bson_open(w);
-			write_array_dim(w, dims, ndim, level + 1, cursor, vi, omit_nulls,
+			write_array_dim(w, dims, ndim, level + 1, cursor, vi, opts,
 							&here);
 			bson_close(w, open);
 		}
@@ -452,7 +524,7 @@ write_array_dim(BsonWriter *w, const int *dims, int ndim, int level,
 			if (isnull)
 				*type_at = BSON_TYPE_NULL;
 			else
-				write_value(w, type_at, elem, vi->element, omit_nulls, &here);
+				write_value(w, type_at, elem, vi->element, opts, &here);
 		}
 	}
 }
@@ -499,7 +571,7 @@ write_binary(BsonWriter *w, char *type_at, const char *data, int len, uint8 subt
  */
 static void
 write_number(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
-			 const ValuePath *path)
+			 const BsonRecordOptions *opts, const ValuePath *path)
 {
 	switch (kind)
 	{
@@ -532,9 +604,21 @@ write_number(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
 				uint64		low;
 				uint64		high;
 
-				numeric_to_decimal128(DatumGetNumeric(value), &low, &high, path);
-				*type_at = BSON_TYPE_DECIMAL128;
-				bson_put_decimal128(w, low, high);
+				if (numeric_to_decimal128(DatumGetNumeric(value), &low, &high,
+										  opts, path))
+				{
+					*type_at = BSON_TYPE_DECIMAL128;
+					bson_put_decimal128(w, low, high);
+				}
+				else
+				{
+					/* every digit, as numeric_out writes them (ASCII) */
+					char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
+																		value));
+
+					write_string(w, type_at, s, strlen(s), path);
+					pfree(s);
+				}
 				break;
 			}
 		default:
@@ -545,14 +629,14 @@ write_number(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
 /* date, timestamp and timestamptz: BSON datetimes */
 static void
 write_datetime(BsonWriter *w, char *type_at, Datum value, ValueKind kind,
-			   const ValuePath *path)
+			   const BsonRecordOptions *opts, const ValuePath *path)
 {
 	int64		ms;
 
 	if (kind == VK_DATE)
-		ms = date_to_ms(DatumGetDateADT(value), path);
+		ms = date_to_ms(DatumGetDateADT(value), opts, path);
 	else
-		ms = timestamp_to_ms(DatumGetTimestamp(value), path, "timestamp");
+		ms = timestamp_to_ms(DatumGetTimestamp(value), opts, path);
 	*type_at = BSON_TYPE_DATETIME;
 	bson_put_int64(w, ms);
 }
@@ -619,7 +703,7 @@ write_output(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 /* Arrays: BSON arrays, nested per dimension, NULL elements as BSON null */
 static void
 write_array(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
-			bool omit_nulls, const ValuePath *path)
+			const BsonRecordOptions *opts, const ValuePath *path)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(value);
 	Size		open;
@@ -634,7 +718,7 @@ write_array(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 		array_iter_setup(&cursor.iter, (AnyArrayType *) arr);
 		cursor.next = 0;
 		write_array_dim(w, ARR_DIMS(arr), ARR_NDIM(arr), 0, &cursor, vi,
-						omit_nulls, path);
+						opts, path);
 	}
 	bson_close(w, open);
 }
@@ -642,7 +726,7 @@ write_array(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 /* Composites, named or anonymous: embedded documents */
 static void
 write_record(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
-			 bool omit_nulls, const ValuePath *path)
+			 const BsonRecordOptions *opts, const ValuePath *path)
 {
 	HeapTupleHeader row = DatumGetHeapTupleHeader(value);
 	BsonRecordCache *rec = vi->record;
@@ -659,19 +743,19 @@ write_record(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 	}
 	*type_at = BSON_TYPE_DOCUMENT;
 	open = bson_open(w);
-	append_fields(w, rec, row, omit_nulls, path);
+	append_fields(w, rec, row, opts, path);
 	bson_close(w, open);
 }
 
 /*
  * One non-NULL value, its element header written with a deferred type, by
- * the writer of its family.  omit_nulls applies to the fields of composites
+ * the writer of its family.  opts->omit_nulls applies to the fields of composites
  * inside it too (array elements keep their NULLs: their positions are their
  * keys).
  */
 static void
 write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
-			bool omit_nulls, const ValuePath *path)
+			const BsonRecordOptions *opts, const ValuePath *path)
 {
 	switch (vi->kind)
 	{
@@ -682,11 +766,11 @@ write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 		case VK_FLOAT4:
 		case VK_FLOAT8:
 		case VK_NUMERIC:
-			write_number(w, type_at, value, vi->kind, path);
+			write_number(w, type_at, value, vi->kind, opts, path);
 			break;
 		case VK_DATE:
 		case VK_TIMESTAMP:
-			write_datetime(w, type_at, value, vi->kind, path);
+			write_datetime(w, type_at, value, vi->kind, opts, path);
 			break;
 		case VK_TEXT:
 		case VK_NAME:
@@ -701,10 +785,10 @@ write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 			write_json(w, type_at, value, vi->kind);
 			break;
 		case VK_ARRAY:
-			write_array(w, type_at, value, vi, omit_nulls, path);
+			write_array(w, type_at, value, vi, opts, path);
 			break;
 		case VK_COMPOSITE:
-			write_record(w, type_at, value, vi, omit_nulls, path);
+			write_record(w, type_at, value, vi, opts, path);
 			break;
 		case VK_OUTPUT:
 			write_output(w, type_at, value, vi, path);
@@ -714,7 +798,7 @@ write_value(BsonWriter *w, char *type_at, Datum value, ValueInfo *vi,
 
 static void
 append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
-			  bool omit_nulls, const ValuePath *parent)
+			  const BsonRecordOptions *opts, const ValuePath *parent)
 {
 	TupleDesc	tupdesc = cache->tupdesc;
 	int			natts = tupdesc->natts;
@@ -735,18 +819,19 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 	for (int i = 0; i < natts; i++)
 	{
 		ColumnInfo *col = &cache->columns[i];
-		ValuePath	here = {parent, col->name, col->namelen, 0};
+		ValuePath	here = {parent, col->name, col->namelen, 0,
+		parent ? NULL : col};
 		char	   *type_at;
 
 		CHECK_FOR_INTERRUPTS();
-		if (col->dropped || (nulls[i] && omit_nulls))
+		if (col->dropped || (nulls[i] && opts->omit_nulls))
 			continue;
 		w->locate_arg = &here;
 		type_at = bson_key_deferred(w, col->name, col->namelen, 16);
 		if (nulls[i])
 			*type_at = BSON_TYPE_NULL;
 		else
-			write_value(w, type_at, values[i], &col->value, omit_nulls, &here);
+			write_value(w, type_at, values[i], &col->value, opts, &here);
 	}
 	pfree(values);
 	pfree(nulls);
@@ -754,13 +839,13 @@ append_fields(BsonWriter *w, BsonRecordCache *cache, HeapTupleHeader row,
 
 void
 bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
-						  HeapTupleHeader row, bool omit_nulls)
+						  HeapTupleHeader row, const BsonRecordOptions *opts)
 {
 	BsonLocateCallback saved_locate = w->locate;
 	void	   *saved_arg = w->locate_arg;
 
 	w->locate = locate_record;
-	append_fields(w, cache, row, omit_nulls, NULL);
+	append_fields(w, cache, row, opts, NULL);
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
 }
@@ -768,10 +853,10 @@ bson_append_record_fields(BsonWriter *w, BsonRecordCache *cache,
 void
 bson_append_record_column(BsonWriter *w, BsonRecordCache *cache, int column,
 						  const char *key, int keylen, Datum value,
-						  bool isnull, bool omit_nulls)
+						  bool isnull, const BsonRecordOptions *opts)
 {
 	ColumnInfo *col = &cache->columns[column];
-	ValuePath	here = {NULL, col->name, col->namelen, 0};
+	ValuePath	here = {NULL, col->name, col->namelen, 0, col};
 	BsonLocateCallback saved_locate = w->locate;
 	void	   *saved_arg = w->locate_arg;
 	char	   *type_at;
@@ -788,7 +873,7 @@ bson_append_record_column(BsonWriter *w, BsonRecordCache *cache, int column,
 	if (isnull)
 		*type_at = BSON_TYPE_NULL;
 	else
-		write_value(w, type_at, value, &col->value, omit_nulls, &here);
+		write_value(w, type_at, value, &col->value, opts, &here);
 	w->locate = saved_locate;
 	w->locate_arg = saved_arg;
 }

@@ -73,12 +73,15 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 	rel = relation_open(relid, AccessShareLock);
 	old = MemoryContextSwitchTo(cache->mcxt);
 	cache->own = CreateTupleDescCopy(RelationGetDescr(rel));
+	cache->model.name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												   RelationGetRelationName(rel));
 	MemoryContextSwitchTo(old);
 	table = bson_collection_table(relid, partition_root);
 	model = table == relid ? rel : relation_open(table, AccessShareLock);
 	if (bson_table_model_build(&cache->model, model, cache->mcxt))
 		bson_warn_id_column_left_out(quote_qualified_identifier(get_namespace_name(RelationGetNamespace(model)),
 																RelationGetRelationName(model)));
+	cache->model.policy_name = "bson_out.unmappable_values";
 	if (model != rel)
 	{
 		cache->column_map = bson_partition_column_map(RelationGetDescr(rel),
@@ -124,6 +127,8 @@ bson_document(PG_FUNCTION_ARGS)
 		pfree(own.values);
 		pfree(own.nulls);
 	}
+	/* the setting may change between calls; the cache is the query's */
+	cache->model.unmappable = (BsonUnmappable) bson_unmappable_values;
 	doc = bson_row_document(&cache->model, &row, omit_nulls);
 	pfree(row.values);
 	pfree(row.nulls);

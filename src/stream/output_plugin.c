@@ -25,7 +25,10 @@
 #include "replication/logical.h"
 #include "replication/output_plugin.h"
 #include "replication/reorderbuffer.h"
+#include "replication/slot.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/pg_lsn.h"
 #include "utils/rel.h"
 
 #include "change_to_bson.h"
@@ -380,17 +383,79 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 	emit(ctx, st, txn, &ev, true);
 }
 
+/*
+ * What an error while decoding a change says besides its own message: the
+ * table, the transaction and where its commit ends, and how to skip it.
+ * Without that, a change that cannot be written stops the slot for good and
+ * the user has to find the LSN to advance to with pg_waldump: the commit's
+ * end, since advancing to its start (or to the change's LSN, which the
+ * server log shows) decodes the transaction again.
+ */
+typedef struct DecodeErrorArgs
+{
+	ReorderBufferTXN *txn;
+	const char *table;			/* schema.table, or NULL (a truncate) */
+} DecodeErrorArgs;
+
+/*
+ * Errors that do not come from the change itself: waiting or retrying gets
+ * past them, skipping the transaction is no answer.
+ */
+static bool
+error_is_transient(int sqlerrcode)
+{
+	int			category = ERRCODE_TO_CATEGORY(sqlerrcode);
+
+	return category == ERRCODE_SUCCESSFUL_COMPLETION ||
+		category == ERRCODE_WARNING ||
+		category == ERRCODE_NO_DATA ||
+		category == ERRCODE_CONNECTION_EXCEPTION ||
+		category == ERRCODE_TRANSACTION_ROLLBACK ||
+		category == ERRCODE_INSUFFICIENT_RESOURCES ||
+		category == ERRCODE_OPERATOR_INTERVENTION ||
+		category == ERRCODE_SYSTEM_ERROR;
+}
+
+static void
+decode_error_callback(void *arg)
+{
+	DecodeErrorArgs *args = (DecodeErrorArgs *) arg;
+	char	   *end_lsn = DatumGetCString(DirectFunctionCall1(pg_lsn_out,
+															  LSNGetDatum(args->txn->end_lsn)));
+
+	if (args->table)
+		errcontext("decoding a change of table %s in transaction %u, whose commit ends at %s",
+				   args->table, args->txn->xid, end_lsn);
+	else
+		errcontext("decoding a change in transaction %u, whose commit ends at %s",
+				   args->txn->xid, end_lsn);
+	/*
+	 * A context callback runs for warnings too (their code is of class 01);
+	 * only an error of the change's own deserves the way past it.
+	 */
+	if (MyReplicationSlot != NULL && !error_is_transient(geterrcode()))
+		errhint("To skip the transaction, losing all of its changes and those of any earlier transaction not yet confirmed by the consumer, run: SELECT pg_replication_slot_advance(%s, '%s');",
+				quote_literal_cstr(NameStr(MyReplicationSlot->data.name)),
+				end_lsn);
+}
+
 static void
 bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			   Relation relation, ReorderBufferChange *change)
 {
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
-	BsonStreamTable *table = bson_stream_table(relation, &st->options,
-											   stream_db(st));
+	DecodeErrorArgs error_args = {txn, RelationGetRelationName(relation)};
+	ErrorContextCallback error_context = {error_context_stack,
+	decode_error_callback, &error_args};
+	BsonStreamTable *table;
 	TupleDesc	desc = RelationGetDescr(relation);
 	HeapTuple	oldtup = BSON_CHANGE_OLD_TUPLE(change);
 	HeapTuple	newtup = BSON_CHANGE_NEW_TUPLE(change);
+
+	error_context_stack = &error_context;
+	table = bson_stream_table(relation, &st->options, stream_db(st));
+	error_args.table = table->name;
 
 	if (table->selected)
 	{
@@ -413,6 +478,7 @@ bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 				elog(ERROR, "unexpected change type %d", (int) change->action);
 		}
 	}
+	error_context_stack = error_context.previous;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->change_cxt);
 }
@@ -443,8 +509,12 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
 	TruncatedCollection *colls = palloc0(sizeof(TruncatedCollection) * Max(nrelations, 1));
 	int			ncolls = 0;
+	DecodeErrorArgs error_args = {txn, NULL};
+	ErrorContextCallback error_context = {error_context_stack,
+	decode_error_callback, &error_args};
 
 	(void) change;
+	error_context_stack = &error_context;
 	for (int i = 0; i < nrelations; i++)
 	{
 		BsonStreamTable *table = bson_stream_table(relations[i], &st->options,
@@ -484,6 +554,7 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		}
 		emit(ctx, st, txn, &ev, i == ncolls - 1);
 	}
+	error_context_stack = error_context.previous;
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->change_cxt);
 }

@@ -19,8 +19,8 @@
 #include "table_patterns.h"
 
 #define OPTION_NAMES "include-tables, exclude-tables, full-document, " \
-	"full-document-before-change, omit-nulls, ns-db, include-schema and " \
-	"partition-root"
+	"full-document-before-change, omit-nulls, ns-db, include-schema, " \
+	"partition-root and unmappable-values"
 
 static const char *
 option_value(DefElem *opt)
@@ -90,10 +90,13 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 	bool		seen_ns_db = false;
 	bool		seen_include_schema = false;
 	bool		seen_partition_root = false;
+	bool		seen_unmappable = false;
 
 	memset(opts, 0, sizeof(*opts));
 	opts->change.full_document = true;
 	opts->partition_root = true;
+	/* a stream must not stop for good at one value: see BsonUnmappable */
+	opts->unmappable = BSON_UNMAPPABLE_FALLBACK;
 
 	foreach(lc, options)
 	{
@@ -129,6 +132,21 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 		{
 			check_once(opt, &seen_partition_root);
 			opts->partition_root = parse_bool_option(opt);
+		}
+		else if (strcmp(name, "unmappable-values") == 0)
+		{
+			const char *value = option_value(opt);
+
+			check_once(opt, &seen_unmappable);
+			if (value != NULL && strcmp(value, "error") == 0)
+				opts->unmappable = BSON_UNMAPPABLE_ERROR;
+			else if (value != NULL && strcmp(value, "fallback") == 0)
+				opts->unmappable = BSON_UNMAPPABLE_FALLBACK;
+			else
+				report_bad_value(opt, value == NULL
+								 ? "The option needs a value: error or fallback."
+								 : psprintf("\"%s\" is not a policy for values without a BSON mapping: use error or fallback.",
+											value));
 		}
 		else if (strcmp(name, "ns-db") == 0)
 		{

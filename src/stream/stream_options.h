@@ -20,6 +20,7 @@ typedef struct BsonStreamOptions
 	char	   *ns_db;			/* ns.db; NULL: the database's name */
 	bool		include_schema; /* coll is always schema.table */
 	bool		partition_root; /* a partition's changes are its root's */
+	BsonUnmappable unmappable;	/* unmappable-values */
 	BsonChangeOptions change;	/* full-document, full-document-before-change,
 								 * omit-nulls */
 } BsonStreamOptions;

@@ -248,6 +248,9 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			entry->root = table;
 		}
 		id_left_out = bson_table_model_build(t, model, entry->mcxt);
+		t->unmappable = opts->unmappable;
+		t->policy_name = "unmappable-values";
+		t->name = entry->name;
 		if (table != relid)
 		{
 			entry->column_map = bson_partition_column_map(RelationGetDescr(rel),
