@@ -100,7 +100,7 @@ INSERT INTO vals (id, n) VALUES
 	(4, repeat('9', 100)::numeric),
 	(5, ('1' || repeat('0', 998) || '1')::numeric),
 	(6, ('0.' || repeat('3', 1000))::numeric),
-	(7, power(10::numeric, 6145)),
+	(7, ('1' || repeat('0', 6145))::numeric),
 	(8, 1234567890123456789012345678901234);
 SELECT v.id, jsonb_typeof(e.doc->'n') AS json_type,
 	   CASE jsonb_typeof(e.doc->'n') WHEN 'string' THEN e.doc->>'n'
