@@ -964,8 +964,8 @@ def invalidated_run():
     err = open(err_path).read()
     after = err.split("has been invalidated", 1)[1] if "has been invalidated" in err else ""
     check(status == "lost" and rc == 1
-          # 14-15 say "cannot read from logical", 13 and 16-17 "can no longer get changes
-          # from", 18 "can no longer access": SQLSTATE 55000 alike
+          # 13-17 say "cannot read from logical", 18 "can no longer access" (and the
+          # SQL functions "can no longer get changes from"): SQLSTATE 55000 alike
           and re.search(r'error: could not start streaming from slot "inval": (cannot read from logical|'
                         r'can no longer get changes from|can no longer access) replication slot "inval"\n'
                         r'detail: This (replication )?slot has been invalidated.*'
