@@ -174,6 +174,15 @@ db_error(PGconn *conn, const PGresult *res, const char *what,
 					   "pg_cancel_backend() or statement_timeout)");
 }
 
+void
+db_error_context(const PGresult *res, char *err, size_t errsize)
+{
+	const char *context = res ? PQresultErrorField(res, PG_DIAG_CONTEXT) : NULL;
+
+	if (context && *context)
+		append_trimmed(err, errsize, "\ncontext: ", context);
+}
+
 PGconn *
 db_connect(const ConnOpts *opts, char *err, size_t errsize)
 {

@@ -85,6 +85,13 @@ extern int	db_command(PGconn *conn, const char *sql, const char *what,
 extern void db_error(PGconn *conn, const PGresult *res, const char *what,
 					 char *err, size_t errsize);
 
+/*
+ * The server's CONTEXT (where in the server the error arose: for an output
+ * plugin, its callback and the change's LSN) as a "context:" line after
+ * err, if the result has one.
+ */
+extern void db_error_context(const PGresult *res, char *err, size_t errsize);
+
 /* The table being exported (quoted), named in permission hints; or NULL. */
 extern const char *db_hint_table;
 

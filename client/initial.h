@@ -25,4 +25,27 @@
 extern int	initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 						 DumpOptions *o, DumpStats *stats, char *err, size_t errsize);
 
+/*
+ * An unfinished first copy is marked: DIR/initial/.incomplete, holding the
+ * slot's name, is made (with O_EXCL, fsynced with its directory) before the
+ * slot is created, and removed (the directory fsynced) only once every file
+ * of the copy is durable.  A run that finds it streams nothing: the slot's
+ * changes without the copy would lack rows.
+ *
+ * initial_check: 0, or -1 with err saying what to do when DIR holds an
+ * unfinished copy.
+ * initial_begin: the marker, in an empty DIR/initial (made if missing);
+ * -1 with err set if another copy is unfinished there or DIR/initial holds
+ * anything else (nothing is then changed).
+ * initial_end: the copy is complete and durable: the marker removed.
+ * initial_discard: a failed copy whose slot has been dropped: every file
+ * and directory in DIR/initial removed (the marker made sure they were
+ * this copy's), then the marker.
+ */
+extern int	initial_check(const char *dir, char *err, size_t errsize);
+extern int	initial_begin(const char *dir, const char *slot, int sync,
+						  char *err, size_t errsize);
+extern int	initial_end(const char *dir, int sync, char *err, size_t errsize);
+extern int	initial_discard(const char *dir, int sync, char *err, size_t errsize);
+
 #endif							/* INITIAL_H */

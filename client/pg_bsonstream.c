@@ -12,8 +12,10 @@
  * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
  * uses too), then stream the changes
  * into segments (segment.c) and confirm each one to the server only once it
- * is durable.  A lost connection is followed by a new one, resuming at the
- * slot's confirmed position.
+ * is durable.  A lost connection or a server restart is followed by a new
+ * connection, resuming at the slot's confirmed position; an ERROR from the
+ * server (a plugin's error in decoding, an invalidated slot) ends the run:
+ * the same request would fail the same way.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +41,7 @@
 #include "signals.h"
 
 #define PROGNAME	"pg_bsonstream"
+#define BACKOFF_MIN	0.5			/* seconds before reconnecting after progress */
 #define BACKOFF_MAX	8.0			/* seconds between reconnection attempts, at most */
 
 typedef struct Options
@@ -71,7 +74,8 @@ static Options opt = {
 typedef enum
 {
 	STREAM_STOPPED,				/* a signal or --endpos: closed and confirmed */
-	STREAM_LOST,				/* the connection: reconnect */
+	STREAM_LOST,				/* the connection, a server restart: reconnect */
+	STREAM_ERROR,				/* the server's ERROR: give up */
 	STREAM_FAILED				/* our side (disk): give up */
 } StreamEnd;
 
@@ -84,6 +88,15 @@ typedef struct State
 	double		last_status;
 	Progress	progress;
 	uint64_t	reconnects;
+
+	/*
+	 * Progress, which alone resets the reconnection backoff: since the last
+	 * (re)connection, an event past every event received before (not one
+	 * sent again), or a keepalive whose WAL position is past the confirmed
+	 * position and every keepalive's before.
+	 */
+	int			progressed;
+	Lsn			keepalive_high;
 } State;
 
 static void
@@ -341,8 +354,8 @@ show_progress(State *st)
 	lag_secs = lag_bytes > 0 ? now_seconds() - st->confirmed_at : 0;
 	snprintf(line, sizeof(line),
 			 "%llu events (%.0f/s), %s, %llu segments, server " LSN_FORMAT ", lag %.0f bytes, %.1f s",
-			 (unsigned long long) st->seg.events,
-			 elapsed > 0 ? st->seg.events / elapsed : 0,
+			 (unsigned long long) segment_events_received(&st->seg),
+			 elapsed > 0 ? segment_events_received(&st->seg) / elapsed : 0,
 			 format_bytes((double) st->seg.bytes, b, sizeof(b)),
 			 (unsigned long long) st->seg.segments, LSN_ARGS(st->server_end),
 			 lag_bytes, lag_secs);
@@ -427,11 +440,21 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		}
 		if (n < 0)
 		{
-			PGresult   *res = PQgetResult(conn);
+			PGresult   *res = n == -1 ? PQgetResult(conn) : NULL;
+			StreamEnd	e = STREAM_LOST;
 
-			db_error(conn, res, "the stream ended", err, errsize);
+			/* a server restart or a lost connection is retried, an ERROR is not */
+			if (PQresultStatus(res) == PGRES_FATAL_ERROR && !repl_retryable(res, 0))
+			{
+				db_error(conn, res, "the server ended the stream with an error", err, errsize);
+				repl_hint(opt.slot, err, errsize);
+				db_error_context(res, err, errsize);
+				e = STREAM_ERROR;
+			}
+			else
+				db_error(conn, res, "the stream ended", err, errsize);
 			PQclear(res);
-			return STREAM_LOST;
+			return e;
 		}
 		if (buf[0] == 'w' && n >= 25)
 		{
@@ -453,6 +476,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				snprintf(err, errsize, "%s", st->seg.errmsg);
 				return STREAM_FAILED;
 			}
+			if (st->seg.new_event)
+				st->progressed = 1;
 			if (st->seg.seg_bytes >= opt.segment_size && rotate_segment(conn, st) != 0)
 			{
 				PQfreemem(buf);
@@ -474,6 +499,12 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 
 			if (end > st->server_end)
 				st->server_end = end;
+			if (end > st->keepalive_high)
+			{
+				if (end > st->confirmed)
+					st->progressed = 1;
+				st->keepalive_high = end;
+			}
 
 			/*
 			 * The server has decoded the WAL up to 'end' and sent every
@@ -504,20 +535,29 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 	}
 }
 
-/* Connect and start streaming from the slot's confirmed position. */
-static PGconn *
-restart(char *err, size_t errsize)
+/*
+ * Connect and start streaming from the slot's confirmed position: 0 with
+ * *connp set; -2 to try again (no connection, or a failure that
+ * repl_retryable deems one); -1 for a server error that ends the run (an
+ * invalidated or dropped slot).  err is set on failure.
+ */
+static int
+restart(PGconn **connp, char *err, size_t errsize)
 {
 	PGconn	   *conn = connect_replication(err, errsize);
+	int			rc;
 
+	*connp = NULL;
 	if (conn == NULL)
-		return NULL;
-	if (repl_start(conn, opt.slot, 0, &opt.sel, err, errsize) != 0)
+		return -2;
+	rc = repl_start(conn, opt.slot, 0, &opt.sel, 1, err, errsize);
+	if (rc != 0)
 	{
 		PQfinish(conn);
-		return NULL;
+		return rc;
 	}
-	return conn;
+	*connp = conn;
+	return 0;
 }
 
 /* The first copy into DIR/initial, with the stream's selection and names */
@@ -530,24 +570,55 @@ copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
 	o.sel = &opt.sel;
 	o.jobs = opt.jobs;
 	o.sync = !opt.no_sync;
-	/* a new slot's copy replaces whatever an earlier one left */
-	o.force = 1;
+	/* DIR/initial is empty (initial_begin): a file there now is not ours to replace */
+	o.force = 0;
 	o.max_size = BSON_MONGODB_MAX_SIZE;
 	o.validate = 1;
 	return initial_copy(&opt.conn, snapshot, opt.output, &o, stats, err, errsize);
 }
 
-static void
+/* 0 once the slot is dropped */
+static int
 drop_slot(PGconn *conn)
 {
 	char	   *ident = PQescapeIdentifier(conn, opt.slot, strlen(opt.slot));
 	char		sql[300];
+	PGresult   *res;
+	int			rc;
 
 	if (ident == NULL)
-		return;
+		return -1;
 	snprintf(sql, sizeof(sql), "DROP_REPLICATION_SLOT %s", ident);
 	PQfreemem(ident);
-	PQclear(PQexec(conn, sql));
+	res = PQexec(conn, sql);
+	rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
+	PQclear(res);
+	return rc;
+}
+
+/* The first copy failed (err says why): the slot dropped, the copy's files removed. */
+static void
+copy_failed(PGconn *conn, const char *err)
+{
+	char		why[1024];
+	int			sync = !opt.no_sync;
+
+	if (drop_slot(conn) != 0)
+	{
+		PQfinish(conn);
+		die("%s\nThe replication slot \"%s\" could not be dropped: \"%s/initial\" stays marked "
+			"as an unfinished copy, and no stream starts from it.\n"
+			"hint: Drop the slot (SELECT pg_drop_replication_slot('%s')), remove \"%s/initial\", "
+			"and start again with --create-slot --initial-copy.",
+			err, opt.slot, opt.output, opt.slot, opt.output);
+	}
+	PQfinish(conn);
+	/* without its first copy the slot is of no use: a new run starts over */
+	if (initial_discard(opt.output, sync, why, sizeof(why)) != 0)
+		die("%s\nThe replication slot \"%s\" has been dropped again, but %s; remove \"%s/initial\" "
+			"before starting again.", err, opt.slot, why, opt.output);
+	die("%s\nThe replication slot \"%s\" has been dropped again, and the files of the copy removed.",
+		err, opt.slot);
 }
 
 int
@@ -560,7 +631,7 @@ main(int argc, char **argv)
 	Lsn			start = 0;
 	DumpStats	init;
 	StreamEnd	end;
-	double		backoff = 0.5;
+	double		backoff = BACKOFF_MIN;
 	int			to_stdout;
 
 	parse_options(argc, argv);
@@ -575,6 +646,10 @@ main(int argc, char **argv)
 		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
 		make_dir(changes);
 		out_remove_stale(changes);
+		/* never a stream without its whole first copy */
+		if (!(opt.create_slot && opt.initial_copy) &&
+			initial_check(opt.output, err, sizeof(err)) != 0)
+			die("%s", err);
 	}
 
 	conn = connect_replication(err, sizeof(err));
@@ -584,18 +659,30 @@ main(int argc, char **argv)
 	{
 		char		snapshot[256];
 
+		/* marked unfinished before the slot exists: a kill at any later point leaves the mark */
+		if (opt.initial_copy &&
+			initial_begin(opt.output, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
+			die("%s", err);
 		if (repl_create_slot(conn, opt.slot, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
-			die("%s", err);
-		if (opt.initial_copy && copy_tables(snapshot, &init, err, sizeof(err)) != 0)
 		{
-			/* without its first copy the slot is of no use: a new run starts over */
-			drop_slot(conn);
-			PQfinish(conn);
-			die("%s\nThe replication slot \"%s\" has been dropped again.", err, opt.slot);
+			char		why[512];
+
+			/* the marker alone is ours: DIR/initial was empty */
+			if (opt.initial_copy && initial_end(opt.output, !opt.no_sync, why, sizeof(why)) != 0)
+				fprintf(stderr, PROGNAME ": warning: %s\n", why);
+			die("%s", err);
+		}
+		if (opt.initial_copy)
+		{
+			if (copy_tables(snapshot, &init, err, sizeof(err)) != 0)
+				copy_failed(conn, err);
+			/* every file of the copy is durable (dump_write): no longer unfinished */
+			if (initial_end(opt.output, !opt.no_sync, err, sizeof(err)) != 0)
+				die("%s", err);
 		}
 	}
-	if (repl_start(conn, opt.slot, start, &opt.sel, err, sizeof(err)) != 0)
+	if (repl_start(conn, opt.slot, start, &opt.sel, 0, err, sizeof(err)) != 0)
 		die("%s", err);
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
@@ -603,9 +690,12 @@ main(int argc, char **argv)
 		die("%s", st.seg.errmsg);
 	progress_init(&st.progress, !opt.quiet && isatty(STDERR_FILENO), 0);
 	st.confirmed_at = st.last_status = now_seconds();
+	st.progressed = 1;
 
 	for (;;)
 	{
+		int			rc = -2;
+
 		end = stream(conn, &st, err, sizeof(err));
 		if (end != STREAM_LOST)
 			break;
@@ -617,6 +707,15 @@ main(int argc, char **argv)
 		progress_clear(&st.progress);
 		if (!opt.reconnect)
 			break;
+
+		/*
+		 * The backoff starts again only after progress: a connection that is
+		 * lost again before the stream gets any further (a server that
+		 * crashes on the same change) waits longer each time.
+		 */
+		if (st.progressed)
+			backoff = BACKOFF_MIN;
+		st.progressed = 0;
 		fprintf(stderr, PROGNAME ": %s\n" PROGNAME ": reconnecting in %.1f s\n", err, backoff);
 		while (conn == NULL && !interrupted)
 		{
@@ -627,13 +726,19 @@ main(int argc, char **argv)
 			nanosleep(&ts, NULL);
 			if (interrupted)
 				break;
-			conn = restart(err, sizeof(err));
+			rc = restart(&conn, err, sizeof(err));
+			backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+			if (rc == -1)
+				break;
 			if (conn == NULL)
-			{
-				backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
 				fprintf(stderr, PROGNAME ": %s\n" PROGNAME ": reconnecting in %.1f s\n",
 						err, backoff);
-			}
+		}
+		if (rc == -1)
+		{
+			/* an invalidated or dropped slot: no new connection can help */
+			end = STREAM_ERROR;
+			break;
 		}
 		if (conn == NULL)
 		{
@@ -642,10 +747,27 @@ main(int argc, char **argv)
 		}
 		fprintf(stderr, PROGNAME ": reconnected, resuming at the slot's confirmed position\n");
 		st.reconnects++;
-		backoff = 0.5;
 	}
 
 	progress_clear(&st.progress);
+	if (end == STREAM_ERROR)
+	{
+		Lsn			ignored = 0;
+
+		/*
+		 * The events before the error are whole events: written, but not
+		 * confirmed (the stream is over), so a later run sends them again.
+		 */
+		fprintf(stderr, PROGNAME ": error: %s\n", err);
+		if (segment_close(&st.seg, &ignored) != 0)
+			fprintf(stderr, PROGNAME ": error: %s\n", st.seg.errmsg);
+		fprintf(stderr, PROGNAME ": a server error ends the run, it is not retried (the same "
+				"request would fail the same way); ");
+		if (st.confirmed)
+			fprintf(stderr, "the slot is confirmed up to " LSN_FORMAT "\n", LSN_ARGS(st.confirmed));
+		else
+			fprintf(stderr, "the slot's confirmed position is unchanged\n");
+	}
 	if (end == STREAM_FAILED)
 	{
 		segment_abort(&st.seg);

@@ -64,6 +64,15 @@ repl_hint(const char *slot, char *err, size_t errsize)
 	}
 	else if (strstr(err, "does not exist") && strstr(err, "replication slot"))
 		hint = "Create it with --create-slot.";
+	else if (strstr(err, "has been invalidated"))
+	{
+		snprintf(buf, sizeof(buf),
+				 "The slot has been invalidated (it kept too much WAL for max_slot_wal_keep_size, "
+				 "or conflicted with recovery): the changes it missed are gone.  Drop it with "
+				 "SELECT pg_drop_replication_slot('%s') and start again with --create-slot "
+				 "--initial-copy into an empty directory.", slot);
+		hint = buf;
+	}
 	else if (strstr(err, "is active for PID"))
 		hint = "Another client is streaming from this slot: stop it, or use another slot.";
 	else if (strstr(err, "may not be used as an output plugin"))
@@ -83,6 +92,26 @@ repl_hint(const char *slot, char *err, size_t errsize)
 	}
 	if (hint && n + 8 < errsize && strstr(err, "\nhint: ") == NULL)
 		snprintf(err + n, errsize - n, "\nhint: %s", hint);
+}
+
+int
+repl_retryable(const PGresult *res, int reconnecting)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	/* libpq's own error: the connection, not the server, failed */
+	if (state == NULL || strlen(state) != 5)
+		return 1;
+	/* connection_exception */
+	if (strncmp(state, "08", 2) == 0)
+		return 1;
+	/* admin_shutdown (a fast stop, pg_terminate_backend), crash_shutdown, cannot_connect_now */
+	if (strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
+		return 1;
+	/* object_in_use: the walsender of the lost connection still holds the slot */
+	if (reconnecting && strcmp(state, "55006") == 0)
+		return 1;
+	return 0;
 }
 
 int
@@ -155,7 +184,7 @@ add_option(char *sql, size_t size, size_t *n, int *count, const char *name,
 
 int
 repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
-		   char *err, size_t errsize)
+		   int reconnecting, char *err, size_t errsize)
 {
 	size_t		size = 512 + strlen(slot) * 2 + (sel->ns_db ? strlen(sel->ns_db) * 2 : 0);
 	char	   *sql;
@@ -211,8 +240,10 @@ repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 		snprintf(what, sizeof(what), "could not start streaming from slot \"%s\"", slot);
 		db_error(conn, res, what, err, errsize);
 		repl_hint(slot, err, errsize);
+		db_error_context(res, err, errsize);
+		rc = repl_retryable(res, reconnecting) ? -2 : -1;
 		PQclear(res);
-		return -1;
+		return rc;
 	}
 	PQclear(res);
 	return 0;

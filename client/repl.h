@@ -35,10 +35,26 @@ extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
  * START_REPLICATION from 'start' (0: the slot's confirmed position) with the
  * plugin's options for the selection (each include-tables and
  * exclude-tables value an option of its own); the connection is then in
- * COPY BOTH mode.
+ * COPY BOTH mode.  0; or, with err set, -2 when the failure is one to
+ * retry (repl_retryable), -1 when it is not (an invalidated or missing
+ * slot, a plugin's error).
  */
 extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
-					   char *err, size_t errsize);
+					   int reconnecting, char *err, size_t errsize);
+
+/*
+ * Is the failure that gave 'res' (NULL: none from the server) a lost
+ * connection or a server going down, which a new connection may cure?
+ * That is: no SQLSTATE (libpq's own error: the connection broke), class 08
+ * (connection_exception), 57P01 admin_shutdown (a fast shutdown, or
+ * pg_terminate_backend() of the walsender), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now (starting up, shutting down); while 'reconnecting',
+ * also 55006 object_in_use (the lost connection's walsender has not yet
+ * released the slot).  Every other server ERROR is not: the same request
+ * would fail the same way (55000 for an invalidated slot, a plugin's
+ * error in decoding).
+ */
+extern int	repl_retryable(const PGresult *res, int reconnecting);
 
 /* Standby status update: written = flushed = applied = 'flush'. */
 extern int	repl_send_status(PGconn *conn, Lsn flush, int reply_requested);

@@ -82,9 +82,12 @@ segment_open(Segments *s, const char *token)
 	}
 	s->open = 1;
 	memcpy(s->first, token, sizeof(s->first));
+	memcpy(s->counted_open, s->counted, sizeof(s->counted));
 	s->confirm = 0;
 	s->opened_at = now_seconds();
 	s->seg_bytes = 0;
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
 	return 0;
 }
 
@@ -100,6 +103,7 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		{
 			s->open = 1;
 			memcpy(s->first, token, sizeof(s->first));
+			memcpy(s->counted_open, s->counted, sizeof(s->counted));
 			s->confirm = 0;
 			s->opened_at = now_seconds();
 			s->seg_bytes = 0;
@@ -117,9 +121,45 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 	if (lsn > s->confirm)
 		s->confirm = lsn;
 	s->seg_bytes += len;
-	s->events++;
-	s->bytes += len;
+	/* the tokens grow along the stream: one not past the last counted was sent again */
+	if (strcmp(token, s->counted) > 0)
+	{
+		memcpy(s->counted, token, sizeof(s->counted));
+		s->seg_events++;
+		s->seg_new_bytes += len;
+	}
+	s->new_event = strcmp(token, s->seen) > 0;
+	if (s->new_event)
+		memcpy(s->seen, token, sizeof(s->seen));
 	return 0;
+}
+
+/* The open segment's counts into the totals: it is written (durable, or flushed). */
+static void
+account_open(Segments *s)
+{
+	s->events += s->seg_events;
+	s->bytes += s->seg_new_bytes;
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
+}
+
+/* The closing segment is durable: its counts into the totals (once). */
+static void
+account_closed(Segments *s)
+{
+	if (!s->closing_pending)
+		return;
+	s->events += s->closing_events;
+	s->bytes += s->closing_bytes;
+	s->segments++;
+	s->closing_pending = 0;
+}
+
+uint64_t
+segment_events_received(const Segments *s)
+{
+	return s->events + (s->closing_pending ? s->closing_events : 0) + s->seg_events;
 }
 
 int
@@ -237,7 +277,10 @@ static int
 wait_closer(Segments *s)
 {
 	if (!wait_idle(s))
+	{
+		account_closed(s);
 		return 0;
+	}
 	snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->close_err);
 	return -1;
 }
@@ -284,6 +327,7 @@ segment_close(Segments *s, Lsn *confirm)
 			return -1;
 		}
 		s->open = 0;
+		account_open(s);
 		*confirm = s->confirm;
 		return 0;
 	}
@@ -291,8 +335,14 @@ segment_close(Segments *s, Lsn *confirm)
 		return -1;
 	s->open = 0;
 	if (finish_file(s->out, s->sync, s->errmsg, sizeof(s->errmsg)) != 0)
+	{
+		memcpy(s->counted, s->counted_open, sizeof(s->counted));
+		s->seg_events = 0;
+		s->seg_new_bytes = 0;
 		return -1;
+	}
 	s->segments++;
+	account_open(s);
 	*confirm = s->confirm;
 	return 0;
 }
@@ -319,6 +369,11 @@ segment_close_async(Segments *s)
 	}
 	if (name_segment(s) != 0)
 		return -1;
+	s->closing_events = s->seg_events;
+	s->closing_bytes = s->seg_new_bytes;
+	s->closing_pending = 1;
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
 	pthread_mutex_lock(&s->lock);
 	s->closing = s->out;
 	s->closing_lsn = s->confirm;
@@ -353,10 +408,11 @@ segment_durable(Segments *s, Lsn *confirm)
 	{
 		*confirm = s->durable;
 		s->durable = 0;
-		s->segments++;
 		rc = 1;
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (rc == 1)
+		account_closed(s);
 	return rc;
 }
 
@@ -377,13 +433,18 @@ segment_closing(Segments *s)
 void
 segment_abort(Segments *s)
 {
-	(void) wait_idle(s);
+	if (!wait_idle(s))
+		account_closed(s);
 	if (!s->open || s->dir == NULL)
 		return;
 	out_abort(s->out);
 	out_free(s->out);
 	s->out->fd = -1;
 	s->open = 0;
+	/* its events were not written: counted when they come again */
+	memcpy(s->counted, s->counted_open, sizeof(s->counted));
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
 }
 
 void

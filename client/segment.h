@@ -68,10 +68,27 @@ typedef struct Segments
 	int			close_failed;	/* its message in close_err */
 	char		close_err[1100];
 
-	/* totals, for progress and the summary */
+	/*
+	 * Totals, for progress and the summary: only what is written, that is
+	 * durable (to standard output: flushed), and each event once.  An event
+	 * counts when its resume token is past that of every event counted
+	 * before: one sent again after a reconnection (its segment removed
+	 * unconfirmed, or its confirmation lost) is not counted twice.
+	 */
 	uint64_t	events;
 	uint64_t	bytes;
 	uint64_t	segments;
+	char		counted[RESUME_TOKEN_LEN + 1];	/* highest token in a segment durable, closing or open */
+	char		counted_open[RESUME_TOKEN_LEN + 1]; /* 'counted' when the open segment opened */
+	uint64_t	seg_events;		/* the open segment's events that count */
+	uint64_t	seg_new_bytes;
+	uint64_t	closing_events; /* ... and the closing segment's, once durable */
+	uint64_t	closing_bytes;
+	int			closing_pending;	/* the closing segment's counts not yet added */
+
+	/* the highest token received at all, and whether segment_write's event passed it */
+	char		seen[RESUME_TOKEN_LEN + 1];
+	int			new_event;
 
 	char		errmsg[1100];
 } Segments;
@@ -80,7 +97,11 @@ typedef struct Segments
 extern int	segment_init(Segments *s, const char *dir, int sync,
 						 uint64_t max_bytes, double max_secs);
 
+/* Write one event; new_event tells whether no event received before was as far along. */
 extern int	segment_write(Segments *s, const char *doc, size_t len, Lsn lsn);
+
+/* Events received and not sent again: written, closing, or in the open segment. */
+extern uint64_t segment_events_received(const Segments *s);
 
 /* Is the open segment full, or old enough? */
 extern int	segment_due(const Segments *s, double now);

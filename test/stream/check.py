@@ -10,7 +10,12 @@ rows, _id first.  The selection and naming options reach the copy and the
 stream alike.
 Then the same through SIGKILLs of the client at random moments, a server
 restart and a terminated walsender.  Then every error message, and that no
-temporary file is ever left.
+temporary file is ever left.  Then the stops of issue 21: a server ERROR in
+the stream (fatal, once, with its context), the reconnection backoff and the
+summary's count through terminated walsenders, a slot invalidated while the
+client reconnects, kill -9 at three moments of the first copy (never a
+stream without its copy), and failing --create-slot runs beside another
+run's files.
 
 The last line is "stream: N passed, M failed".
 """
@@ -809,6 +814,285 @@ def interrupted_copy():
     sql("DROP TABLE big")
 
 
+# ------------------------------------------------------------------ errors and stops (issue 21)
+
+def poison_run():
+    """A server ERROR in the stream is fatal: exit 1 once, the server's
+    message with its CONTEXT, no reconnection, the events before it written.
+    The error is a value whose type's output function always fails (a type
+    whose output is fdw_handler_out, a pseudo-type's 'cannot display'): the
+    plugin writes a type it does not know by its output function, so this
+    stays an error whatever the plugin's policy for values without a BSON
+    mapping (infinity, wide numerics) is."""
+    sql("CREATE TYPE boom")
+    sql("CREATE FUNCTION boom_in(cstring) RETURNS boom LANGUAGE internal IMMUTABLE STRICT AS 'int4in'")
+    sql("CREATE FUNCTION boom_out(boom) RETURNS cstring LANGUAGE internal IMMUTABLE STRICT AS 'fdw_handler_out'")
+    sql("CREATE TYPE boom (INPUT = boom_in, OUTPUT = boom_out, LIKE = int4)")
+    sql("CREATE TABLE poison (id int PRIMARY KEY, b boom)")
+    sql("SELECT pg_create_logical_replication_slot('poison', 'bson_out')")
+    sql("INSERT INTO t1 VALUES (700001, 'before the poison', 1, '{}')")
+    sql("INSERT INTO poison VALUES (1, '7')")
+    out = os.path.join(WORK, "poison")
+    t0 = time.time()
+    try:
+        r = subprocess.run([BIN, "-d", DB, "--slot", "poison", "-o", out, "--segment-time", "60",
+                            "--status-interval", "1", "--include-tables", "public.t1, public.poison"],
+                           capture_output=True, text=True, timeout=30)
+        rc, err = r.returncode, r.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, err = "hung (still reconnecting after 30 s)", (e.stderr or b"").decode(errors="replace")
+    took = time.time() - t0
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(rc == 1 and err.count("pg_bsonstream: error:") == 1 and "reconnecting" not in err
+          and re.search(r"error: the server ended the stream with an error: cannot display a value of type "
+                        r"fdw_handler\n.*context: .*slot \"poison\", output plugin \"bson_out\", in the change "
+                        r"callback, associated LSN [0-9A-F]+/[0-9A-F]+", err, re.S),
+          "server ERROR in the stream: exit 1 once after %.1f s, the message and its context, "
+          "no reconnection" % took, "exit %s\n%s" % (rc, err[-3000:]))
+    check(ids == [700001] and re.search(r": 1 events, .*, 0 reconnections", err) and not temp_files(out),
+          "server ERROR in the stream: the event before it written, durable, counted once",
+          "ids %s\n%s" % (ids, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('poison')")
+    sql("DROP TABLE poison")
+    sql("DROP TYPE boom CASCADE")
+    sql("DELETE FROM t1 WHERE id = 700001")
+
+
+def reconnect_delays(text):
+    return [float(x) for x in re.findall(r"reconnecting in ([0-9.]+) s", text)]
+
+
+def wait_new_walsender(slot, old, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pid = walsender_pid(slot)
+        if pid is not None and pid != old:
+            return pid
+        time.sleep(0.05)
+    return None
+
+
+def backoff_count_run():
+    """Terminated walsenders: the backoff grows while the stream makes no
+    progress (the same event sent again is none) and starts again after an
+    event not seen before; the summary counts each written event once."""
+    # no WAL of autovacuum's meanwhile: it would be progress (below)
+    sql("ALTER SYSTEM SET autovacuum = off")
+    sql("SELECT pg_reload_conf()")
+    sql("SELECT pg_create_logical_replication_slot('count', 'bson_out')")
+    sql("INSERT INTO t1 VALUES (700101, 'count', 1, '{}')")
+    out = os.path.join(WORK, "count")
+    err_path = os.path.join(WORK, "count.stderr")
+    # a segment open for the whole run: each lost connection removes it, unconfirmed
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "count", "-o", out, "--segment-time", "100",
+                             "--status-interval", "100", "--include-tables", "public.t1"],
+                            stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"))
+    pid = wait_new_walsender("count", None)
+    for i in range(4):
+        if pid is None:
+            break
+        time.sleep(0.4)
+        if i == 3:
+            sql("INSERT INTO t1 VALUES (700102, 'count', 1, '{}')")
+            time.sleep(0.4)
+        sql("SELECT pg_terminate_backend(%s)", (pid,))
+        pid = wait_new_walsender("count", pid)
+    time.sleep(0.4)
+    stop(proc, "counting", signal.SIGTERM)
+    err = open(err_path).read()
+    delays = reconnect_delays(err)
+    # 0.5, 1, 2, then 0.5 after the new event; WAL written meanwhile (the
+    # bgwriter's running_xacts record) is progress too, read by the next
+    # connection, and may start the backoff again once before the new event
+    check(pid is not None and len(delays) == 4 and delays[0] == 0.5 and delays[3] == 0.5
+          and max(delays[1:3]) >= 1.0,
+          "terminated walsender: reconnections after 0.5 s, then longer while the same event comes "
+          "again, 0.5 s after a new one (%s)" % delays, err[-2000:])
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(re.search(r": 2 events, .*, 1 segments, .*, 4 reconnections", err) and ids == [700101, 700102],
+          "summary: 2 events written, each counted once through 4 reconnections",
+          "events in segments %s\n%s" % (ids, err[-1500:]))
+    sql("ALTER SYSTEM RESET autovacuum")
+    sql("SELECT pg_reload_conf()")
+    sql("SELECT pg_drop_replication_slot('count')")
+    sql("DELETE FROM t1 WHERE id > 700100 AND id < 700200")
+
+
+def invalidated_run():
+    """A slot invalidated (max_slot_wal_keep_size) while the client cannot
+    connect: the next connection's error ends the run, exit 1."""
+    sql("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'", db="postgres")
+    sql("SELECT pg_reload_conf()", db="postgres")
+    sql("CREATE TABLE IF NOT EXISTS filler (v text)", db="postgres")
+    sql("SELECT pg_create_logical_replication_slot('inval', 'bson_out')")
+    out = os.path.join(WORK, "inval")
+    err_path = os.path.join(WORK, "inval.stderr")
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "inval", "-o", out, "--status-interval", "0.5",
+                             "--include-tables", "public.t1"],
+                            stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"))
+    pid = wait_new_walsender("inval", None)
+    # no connection to the database: the client keeps trying
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS false" % DB, db="postgres")
+    if pid:
+        sql("SELECT pg_terminate_backend(%s)", (pid,), db="postgres")
+    status = None
+    for _ in range(8):
+        for _ in range(3):
+            sql("INSERT INTO filler SELECT repeat('x', 100) FROM generate_series(1, 1000)", db="postgres")
+            sql("SELECT pg_switch_wal()", db="postgres")
+        sql("CHECKPOINT", db="postgres")
+        status = sql("SELECT wal_status FROM pg_replication_slots WHERE slot_name = 'inval'", db="postgres")[0][0]
+        if status == "lost":
+            break
+    # a failed attempt first (a connection refused is retried), then the slot's error
+    deadline = time.time() + 10
+    while time.time() < deadline and len(reconnect_delays(open(err_path).read())) < 2:
+        time.sleep(0.05)
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS true" % DB, db="postgres")
+    try:
+        rc = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc = "still reconnecting after 20 s"
+    err = open(err_path).read()
+    after = err.split("has been invalidated", 1)[1] if "has been invalidated" in err else ""
+    check(status == "lost" and rc == 1
+          # 13-17 say "cannot read from logical", 18 "can no longer access" (and the
+          # SQL functions "can no longer get changes from"): SQLSTATE 55000 alike
+          and re.search(r'error: could not start streaming from slot "inval": (cannot read from logical|'
+                        r'can no longer get changes from|can no longer access) replication slot "inval"\n'
+                        r'detail: This (replication )?slot has been invalidated.*'
+                        r'hint: The slot has been invalidated', err, re.S)
+          and "reconnecting in" not in after and len(reconnect_delays(err)) >= 2
+          and 'database "%s" is not currently accepting connections' % DB in err,
+          "slot invalidated while reconnecting (wal_status %s): refused connections retried, then "
+          "exit 1 at the first connection, no more attempts" % status, "exit %s\n%s" % (rc, err[-2500:]))
+    sql("ALTER SYSTEM RESET max_slot_wal_keep_size", db="postgres")
+    sql("SELECT pg_reload_conf()", db="postgres")
+    sql("DROP TABLE filler", db="postgres")
+    sql("SELECT pg_drop_replication_slot('inval')")
+
+
+def tree(path):
+    """Every file under path with its size and modification time."""
+    found = {}
+    for root, _, files in os.walk(path):
+        for name in files:
+            p = os.path.join(root, name)
+            st = os.stat(p)
+            found[os.path.relpath(p, path)] = (st.st_size, st.st_mtime_ns)
+    return found
+
+
+def kill_during_copy():
+    """kill -9 at several moments of the first copy: a run after it never
+    streams without the whole copy; it refuses, saying what to do."""
+    sql("CREATE TABLE kbig (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO kbig SELECT g, repeat('k', 40) FROM generate_series(1, 300000) g")
+    moments = {
+        # the marker is made before the slot
+        "as the copy is marked": lambda out: os.path.exists(os.path.join(out, "initial", ".incomplete")),
+        "while the copy's files are written": lambda out: bool(temp_files(out)),
+        "once the copy's file is in place": lambda out: os.path.exists(os.path.join(out, "initial", DB, "kbig.bson")),
+    }
+    seen = []
+    for i, (moment, cond) in enumerate(moments.items()):
+        slot = "kill%d" % i
+        out = os.path.join(WORK, slot)
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", slot, "--create-slot", "--initial-copy",
+                                 "--include-tables", "public.kbig", "-o", out, "-q"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while time.time() < deadline and not cond(out) and proc.poll() is None:
+            time.sleep(0.0005)
+        caught = proc.poll() is None
+        proc.kill()
+        proc.wait()
+        marked = os.path.exists(os.path.join(out, "initial", ".incomplete"))
+        has_slot = bool(sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,)))
+        endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+        sql("INSERT INTO kbig VALUES (%s, 'after')", (1000000 + i,))
+        r = subprocess.run([BIN, "-d", DB, "--slot", slot, "-o", out, "--endpos", endpos,
+                            "--include-tables", "public.kbig"], capture_output=True, text=True, timeout=60)
+        streamed = bool(glob.glob(os.path.join(out, "changes", "*.bson"))) or r.returncode == 0
+        copied = 0
+        path = os.path.join(out, "initial", DB, "kbig.bson")
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                copied = sum(1 for _ in bson.decode_file_iter(f))
+        if marked:
+            good = (r.returncode == 1 and not streamed and
+                    re.search(r'the first copy in ".*/initial" is unfinished: the run that made it with '
+                              r'--create-slot --initial-copy --slot "%s" was stopped.*'
+                              r"hint: Drop the slot \(SELECT pg_drop_replication_slot\('%s'\).*remove the "
+                              r'directory ".*/initial", and start again with --create-slot --initial-copy'
+                              % (slot, slot), r.stderr, re.S))
+            before = tree(out)
+            r2 = subprocess.run([BIN, "-d", DB, "--slot", slot, "-o", out, "--create-slot", "--initial-copy",
+                                 "--include-tables", "public.kbig"], capture_output=True, text=True, timeout=60)
+            good = good and r2.returncode == 1 and "is unfinished" in r2.stderr and tree(out) == before and \
+                has_slot == bool(sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,)))
+            what = "the resumed run and a new --create-slot run refuse (exit 1), saying what to do"
+        elif has_slot:
+            # the rows inserted after each earlier kill are in the table too
+            good = r.returncode == 0 and copied == 300000 + i
+            what = "the copy was complete (%d rows): the stream resumed" % copied
+        else:
+            good = r.returncode == 1 and not streamed
+            what = "no slot: nothing streamed"
+        seen.append((moment, caught, marked, has_slot))
+        check(good, "kill -9 %s (marker %s, slot %s): %s" % (moment, marked, has_slot, what),
+              "caught %s, exit %s, %d rows copied, streamed %s\n%s" % (caught, r.returncode, copied, streamed,
+                                                                      r.stderr[-2000:]))
+        sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+    check(sum(1 for m in seen if m[1] and m[2]) >= 2,
+          "kill -9 during the first copy: at least two kills left an unfinished copy", "%s" % seen)
+    sql("DROP TABLE kbig")
+
+
+def create_slot_fails():
+    """A --create-slot run that fails deletes nothing of another run's."""
+    out = os.path.join(WORK, "owner")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r = subprocess.run([BIN, "-d", DB, "--slot", "owner", "--create-slot", "--initial-copy", "-o", out,
+                        "--endpos", endpos, "--include-tables", "public.t1"],
+                       capture_output=True, text=True, timeout=60)
+    sql("INSERT INTO t1 VALUES (700201, 'owner', 1, '{}')")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r1 = subprocess.run([BIN, "-d", DB, "--slot", "owner", "-o", out, "--endpos", endpos, "-q",
+                         "--include-tables", "public.t1"], capture_output=True, text=True, timeout=60)
+    before = tree(out)
+    check(r.returncode == 0 and r1.returncode == 0 and len(before) >= 3,
+          "owner: a first copy and a segment", r.stderr + r1.stderr)
+    # the same slot, the same directory; another slot, the same directory; the same slot elsewhere
+    other = os.path.join(WORK, "owner2")
+    tries = [
+        ("the slot exists, its directory", ["--slot", "owner", "-o", out],
+         r'"%s/initial" is not empty.*never over another copy' % re.escape(out)),
+        ("another slot, the same directory", ["--slot", "owner2", "-o", out],
+         r'"%s/initial" is not empty' % re.escape(out)),
+        ("the slot exists, another directory", ["--slot", "owner", "-o", other],
+         r'could not create replication slot "owner":.*already exists'),
+    ]
+    for name, args, pattern in tries:
+        r = subprocess.run([BIN, "-d", DB, "--create-slot", "--initial-copy", "--include-tables", "public.t1"]
+                           + args, capture_output=True, text=True, timeout=60)
+        slots = sorted(s for (s,) in sql("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'owner%%'"))
+        check(r.returncode == 1 and re.search(pattern, r.stderr, re.S) and tree(out) == before
+              and not tree(other) and slots == ["owner"],
+              "failing --create-slot (%s): exit 1, the other run's files and slot untouched, nothing left"
+              % name, "exit %s, slots %s, left %s\n%s" % (r.returncode, slots, tree(other), r.stderr))
+    sql("SELECT pg_drop_replication_slot('owner')")
+    sql("DELETE FROM t1 WHERE id = 700201")
+
+
 def wal_level_replica():
     # last: no logical slot may remain for the server to start with wal_level = replica
     for (slot,) in sql("SELECT slot_name FROM pg_replication_slots"):
@@ -832,6 +1116,11 @@ def main():
     progress_line()
     errors()
     interrupted_copy()
+    poison_run()
+    backoff_count_run()
+    invalidated_run()
+    kill_during_copy()
+    create_slot_fails()
     wal_level_replica()
     print("(%.0f s)" % (time.time() - t0))
     print("stream: %d passed, %d failed" % (passed, failed))

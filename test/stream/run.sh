@@ -9,10 +9,12 @@
 # tests.  The checks themselves are in check.py: a first copy and the stream
 # of a concurrent random workload replayed onto a model that must equal the
 # tables, the same through SIGKILLs, a server restart and a cut connection,
-# and every error message.
+# and every error message; a server ERROR in the stream, the reconnection
+# backoff, a slot invalidated while reconnecting, kill -9 during the first
+# copy and failing --create-slot runs.
 #
 # The last line is "stream: N passed, M failed"; exit status 0 only when
-# nothing failed.  About a minute.
+# nothing failed.  About 70 seconds.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
