@@ -461,9 +461,34 @@ db_command(PGconn *conn, const char *sql, const char *what, char *err, size_t er
 	return 0;
 }
 
+const char *db_unmappable_values = NULL;
+
+void
+db_unmappable_option(const char *arg)
+{
+	if (strcmp(arg, "error") != 0 && strcmp(arg, "fallback") != 0)
+		die_usage("invalid --unmappable-values \"%s\": use error or fallback", arg);
+	db_unmappable_values = arg;
+}
+
 int
 db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize)
 {
+	char		sql[128];
+
+	/*
+	 * Values without a BSON mapping as the user chose, in every session
+	 * that writes documents (bson_out's setting: settable by anyone, and a
+	 * placeholder until the library loads, which then checks it)
+	 */
+	if (db_unmappable_values)
+	{
+		snprintf(sql, sizeof(sql), "SET bson_out.unmappable_values = '%s'",
+				 db_unmappable_values);
+		if (db_command(conn, sql, "could not set up the session", err, errsize) != 0)
+			return -1;
+	}
+
 	/*
 	 * synchronize_seqscans off: a sequential scan then starts at block 0
 	 * instead of joining a concurrent scan midway, so that --jobs 1 writes

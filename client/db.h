@@ -26,6 +26,19 @@ typedef struct ConnOpts
 extern int	db_conn_option(ConnOpts *o, int c, const char *arg);
 
 /* Their long forms, for a program's getopt_long table */
+/*
+ * --unmappable-values=MODE: bson_out.unmappable_values for the sessions that
+ * read documents (error or fallback, as the extension's setting and the
+ * output plugin's option unmappable-values).  NULL: the session's own.
+ */
+#define DB_UNMAPPABLE_VALUES	220
+#define DB_UNMAPPABLE_LONGOPT \
+	{"unmappable-values", required_argument, NULL, DB_UNMAPPABLE_VALUES}
+extern const char *db_unmappable_values;
+
+/* Take --unmappable-values (a usage error for anything but error, fallback) */
+extern void db_unmappable_option(const char *arg);
+
 #define DB_CONN_LONGOPTS \
 	{"dbname", required_argument, NULL, 'd'}, \
 	{"host", required_argument, NULL, 'h'}, \

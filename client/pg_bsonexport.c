@@ -184,6 +184,12 @@ usage(FILE *f)
 			"                          --table, --query or --output\n"
 			SELECTION_HELP
 			"\n"
+			"Values without a BSON mapping (infinite dates and timestamps, numerics beyond\n"
+			"decimal128), in every mode:\n"
+			"      --unmappable-values=MODE  error (stop, naming the row) or fallback (written\n"
+			"                          without loss: the extension's bson_out.unmappable_values);\n"
+			"                          default: the session's setting, error unless set\n"
+			"\n"
 			"Connection (libpq; the PG* environment variables apply too):\n"
 			"  -d, --dbname=DBNAME     database name, or a conninfo string or URI\n"
 			"  -h, --host=HOST         server host or socket directory\n"
@@ -329,6 +335,7 @@ parse_options(int argc, char **argv)
 		{"worker-host", required_argument, NULL, 8},
 		{"no-id", no_argument, NULL, 9},
 		{"out-dir", required_argument, NULL, 10},
+		DB_UNMAPPABLE_LONGOPT,
 		SELECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -400,6 +407,9 @@ parse_options(int argc, char **argv)
 				break;
 			case 10:
 				opt.out_dir = optarg;
+				break;
+			case DB_UNMAPPABLE_VALUES:
+				db_unmappable_option(optarg);
 				break;
 			case 'q':
 				opt.quiet = 1;

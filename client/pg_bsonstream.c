@@ -60,6 +60,8 @@ typedef struct Options
 	int			no_sync;
 	int			jobs;
 	Lsn			endpos;			/* 0: stream until stopped */
+	const char *unmappable;		/* --unmappable-values, NULL: the plugin's
+								 * default, fallback, in the copy too */
 } Options;
 
 static Options opt = {
@@ -119,6 +121,11 @@ usage(FILE *f)
 			"                             parallel, a large one in block ranges\n"
 			"Which tables, and their names (the stream's and the copy's alike):\n"
 			SELECTION_HELP
+			"      --unmappable-values=MODE  values without a BSON mapping (infinite\n"
+			"                             dates and timestamps, numerics beyond\n"
+			"                             decimal128): fallback (the default: written\n"
+			"                             without loss, as the README says) or error (stop\n"
+			"                             at such a value), in the copy and the stream alike\n"
 			"Output:\n"
 			"  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
 			"                             standard output (not durable)\n"
@@ -156,6 +163,7 @@ parse_options(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"jobs", required_argument, NULL, 'j'},
 		SELECTION_LONGOPTS,
+		DB_UNMAPPABLE_LONGOPT,
 		{"create-slot", no_argument, NULL, 1},
 		{"initial-copy", no_argument, NULL, 2},
 		{"segment-size", required_argument, NULL, 4},
@@ -181,6 +189,10 @@ parse_options(int argc, char **argv)
 		{
 			case 'S':
 				opt.slot = optarg;
+				break;
+			case DB_UNMAPPABLE_VALUES:
+				db_unmappable_option(optarg);
+				opt.unmappable = optarg;
 				break;
 			case 'o':
 				opt.output = optarg;
@@ -245,6 +257,9 @@ parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		die_usage("too many arguments, starting with \"%s\"", argv[optind]);
+	/* the first copy writes what the stream writes: the plugin's default */
+	if (db_unmappable_values == NULL)
+		db_unmappable_values = "fallback";
 	if (opt.slot == NULL)
 		die_usage("give the replication slot with --slot NAME");
 	if (opt.output == NULL)
@@ -550,7 +565,7 @@ restart(PGconn **connp, char *err, size_t errsize)
 	*connp = NULL;
 	if (conn == NULL)
 		return -2;
-	rc = repl_start(conn, opt.slot, 0, &opt.sel, 1, err, errsize);
+	rc = repl_start(conn, opt.slot, 0, &opt.sel, opt.unmappable, 1, err, errsize);
 	if (rc != 0)
 	{
 		PQfinish(conn);
@@ -682,7 +697,7 @@ main(int argc, char **argv)
 				die("%s", err);
 		}
 	}
-	if (repl_start(conn, opt.slot, start, &opt.sel, 0, err, sizeof(err)) != 0)
+	if (repl_start(conn, opt.slot, start, &opt.sel, opt.unmappable, 0, err, sizeof(err)) != 0)
 		die("%s", err);
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,

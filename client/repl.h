@@ -40,6 +40,8 @@ extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
  * slot, a plugin's error).
  */
 extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
+					   const char *unmappable,	/* the plugin's unmappable-values,
+												 * NULL: its default */
 					   int reconnecting, char *err, size_t errsize);
 
 /*

@@ -636,6 +636,30 @@ run "$BIN" -d xdump --out-dir "$D/rep" --include-tables public.a -q
 	pass "--out-dir: an empty collection file is replaced without --force" || fail "empty file replaced" "$(cat "$WORK/err")"
 run "$BIN" -d xdump --out-dir "$D/j1" --force -j 2 -q
 check_dump "--out-dir --force -j 2 over an earlier dump" "$D/j1"
+# values without a BSON mapping: the session's setting (error) by default,
+# --unmappable-values fallback writes them without loss, in every mode
+psql -qX -d xdump -c "CREATE TABLE poisoned (id int PRIMARY KEY, valid_to timestamptz DEFAULT 'infinity', n numeric)" \
+	-c "INSERT INTO poisoned VALUES (1, DEFAULT, 1234567890123456789012345678901234567.5)" >/dev/null
+expect_error "--table with an infinite timestamp: error by default, naming the column" 1 \
+	'cannot convert infinite timestamp in "valid_to"' \
+	"$BIN" -d xdump --table poisoned -o "$WORK/poisoned.bson"
+run "$BIN" -d xdump --table poisoned --unmappable-values fallback -o "$WORK/poisoned.bson" -q
+run2=$rc
+run "$BIN" -d xdump --out-dir "$D/poisoned" --include-tables public.poisoned --unmappable-values fallback -q
+if [ "$run2" -eq 0 ] && [ "$rc" -eq 0 ] && cmp -s "$WORK/poisoned.bson" "$D/poisoned/xdump/poisoned.bson" &&
+	"$PYTHON" -c '
+import sys, datetime, bson
+docs = list(bson.decode_file_iter(open(sys.argv[1], "rb")))
+assert docs == [{"_id": 1, "id": 1, "valid_to": datetime.datetime(9999, 12, 31, 23, 59, 59, 999000),
+                 "n": "1234567890123456789012345678901234567.5"}], docs
+' "$WORK/poisoned.bson" 2>"$WORK/py"; then
+	pass "--unmappable-values fallback: infinity as 9999-12-31T23:59:59.999Z, the numeric's digits, --table and --out-dir alike"
+else
+	fail "--unmappable-values fallback" "rc $run2/$rc; $(cat "$WORK/err" "$WORK/py")"
+fi
+expect_error "--unmappable-values takes error or fallback" 2 'invalid --unmappable-values "on": use error or fallback' \
+	"$BIN" -d xdump --table poisoned --unmappable-values on -o "$WORK/poisoned.bson"
+psql -qX -d xdump -c "DROP TABLE poisoned" >/dev/null
 expect_error "usage: --out-dir with --table" 2 "--out-dir .* cannot be combined with --table" \
 	"$BIN" -d xdump --out-dir "$D/x" --table a
 expect_error "usage: --out-dir with --output" 2 "--out-dir .* cannot be combined with --output" \

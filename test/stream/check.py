@@ -19,6 +19,7 @@ run's files.
 
 The last line is "stream: N passed, M failed".
 """
+import datetime
 import glob
 import io
 import os
@@ -1104,6 +1105,56 @@ def wal_level_replica():
     restart_server()
 
 
+def unmappable_run():
+    """Values without a BSON mapping: the first copy writes them as the stream
+    does (the plugin's default, fallback), the same documents; with
+    --unmappable-values error the copy stops, naming the column."""
+    sql("CREATE TABLE poisoned (id int PRIMARY KEY, valid_to timestamptz DEFAULT 'infinity', n numeric)")
+    sql("INSERT INTO poisoned VALUES (1, DEFAULT, 1234567890123456789012345678901234567.5), (2, '-infinity', 1)")
+    endpos = None
+    out = os.path.join(WORK, "poisoned")
+    r = subprocess.run([BIN, "-d", DB, "--slot", "poisoned", "--create-slot", "--initial-copy", "-o", out,
+                        "--include-tables", "public.poisoned", "--endpos", "0/1", "-q"],
+                       capture_output=True, text=True, timeout=60)
+    copy = {}
+    for path in initial_files(out).values():
+        with open(path, "rb") as f:
+            copy.update({d["_id"]: d for d in bson.decode_file_iter(f)})
+    sql("UPDATE poisoned SET id = id + 10")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r2 = subprocess.run([BIN, "-d", DB, "--slot", "poisoned", "-o", out, "--endpos", endpos, "-q"],
+                        capture_output=True, text=True, timeout=60)
+    events = {}
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            for e in bson.decode_file_iter(f):
+                if e["operationType"] == "insert":
+                    events[e["documentKey"]["_id"] - 10] = e["fullDocument"]
+    late = datetime.datetime(9999, 12, 31, 23, 59, 59, 999000)
+    early = datetime.datetime(1, 1, 1)
+    want = {1: (late, "1234567890123456789012345678901234567.5"), 2: (early, bson.decimal128.Decimal128("1"))}
+    got = {k: (d["valid_to"], d["n"]) for k, d in copy.items()}
+    same = all({k: v for k, v in events[i].items() if k not in ("_id", "id")} ==
+               {k: v for k, v in copy[i].items() if k not in ("_id", "id")} for i in (1, 2)) \
+        if sorted(events) == [1, 2] and sorted(copy) == [1, 2] else False
+    check(r.returncode == 0 and r2.returncode == 0 and got == want and same,
+          "values without a BSON mapping: the first copy writes them as the stream does (fallback: "
+          "9999-12-31T23:59:59.999Z, 0001-01-01, the numeric's digits), the same documents",
+          "exit %s/%s, copy %s, events %s\n%s%s" % (r.returncode, r2.returncode, got, events, r.stderr, r2.stderr))
+    sql("SELECT pg_drop_replication_slot('poisoned')")
+    run_error("--unmappable-values error: the first copy stops at the value, naming it",
+              ["-d", DB, "--slot", "poisoned_err", "--create-slot", "--initial-copy", "-o",
+               os.path.join(WORK, "poisoned_err"), "--include-tables", "public.poisoned",
+               "--unmappable-values", "error", "-q"],
+              r'cannot convert infinite timestamp in "valid_to".*bson_out\.unmappable_values')
+    check(not sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'poisoned_err'"),
+          "--unmappable-values error: the failed first copy dropped its slot")
+    run_error("--unmappable-values takes error or fallback",
+              ["-d", DB, "--slot", "x", "-o", out, "--unmappable-values", "maybe"],
+              r'invalid --unmappable-values "maybe": use error or fallback', status=2)
+    sql("DROP TABLE poisoned")
+
+
 def main():
     t0 = time.time()
     setup()
@@ -1117,6 +1168,7 @@ def main():
     errors()
     interrupted_copy()
     poison_run()
+    unmappable_run()
     backoff_count_run()
     invalidated_run()
     kill_during_copy()
