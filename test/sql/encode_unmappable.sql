@@ -17,7 +17,7 @@ FROM (VALUES ('infinity'::date, 'infinity'::timestamp, 'infinity'::timestamptz),
 
 -- they sort after (before) every finite value written, as BSON datetimes
 -- (int64 milliseconds) do; finite values are unchanged
-SELECT x, bson_to_json(row_to_bson(ROW(x)), true)
+SELECT (x AT TIME ZONE 'UTC')::text AS x_utc, bson_to_json(row_to_bson(ROW(x)), true)
 FROM unnest(ARRAY['-infinity', '0001-01-01 00:00:00+00', '1969-12-31 23:59:59.999+00',
 				  '9999-12-31 23:59:59.999+00', 'infinity']::timestamptz[]) x;
 
