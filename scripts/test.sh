@@ -172,6 +172,37 @@ CROSSCHECK_SCRIPT=test/crosscheck_decode.py CROSSCHECK_TAG=crosscheck-decode \
 # must equal the tables
 CROSSCHECK_SCRIPT=test/crosscheck_changes.py CROSSCHECK_TAG=crosscheck-changes \
 	crosscheck "change streams, UTF8 database" xcheck_changes UTF8 --changes 50000
+# js-bson (npm's bson, a third decoder) decodes the datetimes that the
+# fallback writes for infinite dates and timestamps, as pymongo does in the
+# rows cross-check; npm's package is installed once under the cache
+jsbson() {
+	local dir=${BSON_OUT_CACHE:-/var/cache/bson_out}/npm-bson out
+	log "js-bson: the fallback datetimes"
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		echo "skip: js-bson: node or npm is not installed here"
+		return
+	fi
+	if [ ! -d "$dir/node_modules/bson" ] &&
+		! npm install --silent --no-audit --no-fund --prefix "$dir" bson@7 >/dev/null 2>&1; then
+		echo "skip: js-bson: npm could not install bson"
+		return
+	fi
+	out=$(PGOPTIONS='-c bson_out.unmappable_values=fallback' psql -AtX -d xcheck_rows -c \
+		"SELECT encode(row_to_bson(ROW('infinity'::timestamptz, '-infinity'::timestamptz, 'infinity'::timestamp,
+			'-infinity'::date, ARRAY['infinity'::date, '-infinity'::date])), 'hex')" 2>/dev/null |
+		NODE_PATH="$dir/node_modules" node test/fallback_datetimes.js 2>&1)
+	local rc=$?
+	printf '%s\n' "$out"
+	if [ $rc -eq 0 ] && [ "$(grep -c '^f[0-9.]*: 9999-12-31T23:59:59.999Z (253402300799999 ms)$' <<<"$out")" = 3 ] &&
+		[ "$(grep -c '^f[0-9.]*: 0001-01-01T00:00:00.000Z (-62135596800000 ms)$' <<<"$out")" = 3 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("js-bson fallback datetimes")
+	fi
+}
+jsbson
+
 # memory bounded by the output, not by the number of values (backend peaks)
 CROSSCHECK_SCRIPT=test/memory_check.py CROSSCHECK_TAG=memory \
 	crosscheck "backend memory, UTF8 database" memory_check UTF8

@@ -1,7 +1,8 @@
 // js-bson's side of the fallback datetimes (README, "Values without a BSON
 // mapping"): every datetime in the documents given as hex lines on stdin
 // must decode to a valid Date, as pymongo's side is checked by
-// test/crosscheck_encode_rows.py.  Needs the npm package bson:
+// test/crosscheck_encode_rows.py.  scripts/test.sh runs it (installing the
+// npm package bson under its cache); by hand:
 //
 //   PGOPTIONS='-c bson_out.unmappable_values=fallback' psql -AtX -c \
 //     "SELECT encode(row_to_bson(ROW('infinity'::timestamptz, '-infinity'::date)), 'hex')" |
