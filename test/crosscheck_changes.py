@@ -326,7 +326,7 @@ class Model:
         self.txn = None            # (token LSN, xid) of the current transaction
         self.position = 0
         self.last_event = None     # (event, deleted document) for key changes
-        self.features = dict.fromkeys(["unchangedFields", "update without fullDocument",
+        self.features = dict.fromkeys(["replace", "unchangedFields", "update without fullDocument",
                                        "fullDocumentBeforeChange", "key change"], 0)
 
     def fail(self, i, ev, what):
@@ -398,6 +398,17 @@ class Model:
             if key in coll:
                 self.fail(i, ev, "insert of a key the model has")
                 ok = False
+            coll[key] = doc
+        elif op == "replace":
+            # the whole new row, the old one not known: fullDocument, no
+            # updateDescription, of a document the model has
+            if key not in coll:
+                return self.fail(i, ev, "replace of a key the model does not have")
+            doc = ev.get("fullDocument")
+            if doc is None or "updateDescription" in ev or next(iter(doc)) != "_id" \
+                    or key_of(doc["_id"]) != key:
+                return self.fail(i, ev, "replace without its fullDocument, or with an updateDescription")
+            self.features["replace"] += 1
             coll[key] = doc
         elif op == "update":
             doc = coll.get(key)

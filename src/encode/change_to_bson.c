@@ -8,13 +8,15 @@
  *	_id						{_data: resume token}: the commit record's LSN
  *							and the event's position in its transaction, laid
  *							out as src/core/resume_token.h says
- *	operationType			"insert", "update", "delete" or "truncate"
+ *	operationType			"insert", "update", "replace", "delete" or
+ *							"truncate"
  *	clusterTime				timestamp: the commit's seconds since 1970, and
  *							the position as increment
  *	wallTime				datetime of the commit
  *	ns						{db, coll}
  *	documentKey				{_id}, where the table has a replica identity
- *	fullDocument			insert; update unless a value is missing
+ *	fullDocument			insert and replace; update unless a value is
+ *							missing
  *	updateDescription		update: {updatedFields, removedFields,
  *							truncatedArrays}
  *	fullDocumentBeforeChange update and delete, where the old row is whole
@@ -273,14 +275,14 @@ column_changed(BsonWriter *scratch, const BsonChangeTable *table, int i,
 
 /*
  * updateDescription: with the old row whole, the columns whose values
- * changed; without it, every column of the new row that the WAL carries.
- * With omit_nulls, a column that became NULL is a removed field, as a field
- * $unset in MongoDB.
+ * changed; without it (an update that left a TOASTed value out of the WAL,
+ * or of a table without a replica identity), every column of the new row
+ * that the WAL carries.  With omit_nulls, a column that became NULL is a
+ * removed field, as a field $unset in MongoDB.
  */
 static void
 append_update_description(BsonWriter *w, const BsonChangeTable *table,
-						  const BsonChangeEvent *ev, bool omit_nulls,
-						  Size copy_from, Size copy_len)
+						  const BsonChangeEvent *ev, bool omit_nulls)
 {
 	int			natts = table->tupdesc->natts;
 	int		   *removed = palloc(sizeof(int) * Max(natts, 1));
@@ -303,15 +305,8 @@ append_update_description(BsonWriter *w, const BsonChangeTable *table,
 			continue;
 		if (ev->row->nulls[i] && omit_nulls)
 			removed[nremoved++] = i;
-		else if (copy_len == 0)
+		else
 			append_column(w, table, i, ev->row, omit_nulls);
-	}
-	if (copy_len > 0)
-	{
-		/* reserve first: the copy comes from the buffer, which may move */
-		bson_reserve(w, copy_len);
-		memcpy(w->pos, w->buf + copy_from, copy_len);
-		w->pos += copy_len;
 	}
 	bson_close(w, fields);
 	append_name_array(w, "removedFields", 13, table, removed, nremoved);
@@ -346,6 +341,7 @@ append_unchanged_fields(BsonWriter *w, const BsonChangeTable *table,
 static const char *const op_names[] = {
 	[BSON_CHANGE_INSERT] = "insert",
 	[BSON_CHANGE_UPDATE] = "update",
+	[BSON_CHANGE_REPLACE] = "replace",
 	[BSON_CHANGE_DELETE] = "delete",
 	[BSON_CHANGE_TRUNCATE] = "truncate",
 };
@@ -410,29 +406,17 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 			if (ev->after_key_change && has_missing(ev->row, table->tupdesc->natts))
 				append_unchanged_fields(&w, table, ev->row);
 			break;
+		case BSON_CHANGE_REPLACE:
+			append_row_document(&w, "fullDocument", 12, table, ev->key, ev->row,
+								opts->omit_nulls);
+			break;
 		case BSON_CHANGE_UPDATE:
-			{
-				Size		copy_from = 0;
-				Size		copy_len = 0;
-
-				/* never a document with a value left out as if it were not there */
-				if (opts->full_document && !has_missing(ev->row, table->tupdesc->natts))
-				{
-					copy_from = append_row_document(&w, "fullDocument", 12, table,
-													ev->key, ev->row,
-													opts->omit_nulls);
-					/*
-					 * Without the old row, updatedFields holds the same
-					 * columns as fullDocument, written the same way: copied
-					 * rather than written again.
-					 */
-					if (ev->old == NULL)
-						copy_len = (w.pos - w.buf) - 1 - copy_from;
-				}
-				append_update_description(&w, table, ev, opts->omit_nulls,
-										  copy_from, copy_len);
-				break;
-			}
+			/* never a document with a value left out as if it were not there */
+			if (opts->full_document && !has_missing(ev->row, table->tupdesc->natts))
+				append_row_document(&w, "fullDocument", 12, table, ev->key, ev->row,
+									opts->omit_nulls);
+			append_update_description(&w, table, ev, opts->omit_nulls);
+			break;
 		case BSON_CHANGE_TRUNCATE:
 			if (ev->npartitions > 0)
 				append_string_array(&w, "partitions", 10, ev->partitions,

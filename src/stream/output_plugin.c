@@ -349,7 +349,14 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 			return;
 		}
 	}
-	ev.op = BSON_CHANGE_UPDATE;
+	/*
+	 * Without the old row, which columns changed is not known: the new row
+	 * whole is a replacement, as MongoDB reports one (fullDocument, no
+	 * updateDescription), not an update that names every column.  Only a
+	 * value the WAL left out (a TOASTed one unchanged) keeps it an update,
+	 * of the columns the WAL carries.
+	 */
+	ev.op = ev.old == NULL && row.missing == NULL ? BSON_CHANGE_REPLACE : BSON_CHANGE_UPDATE;
 	ev.key = &key;
 	ev.row = &row;
 	emit(ctx, st, txn, &ev, true);

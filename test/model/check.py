@@ -888,8 +888,11 @@ def keys_events(db, w, ref, ref_omit):
             ops = collections.Counter(e.op for e in up)
             keys = [e.key for e in up]
             fulls = [e.full for e in up]
-            check(ops == {"update": len(ref[c])} and collections.Counter(keys) == collections.Counter(copy_ids),
-                  "%s: an UPDATE of every row: one update event each, documentKey._id = the copy's _id" % name,
+            # replace where the old row is not known, update where it is (FULL)
+            check(set(ops) <= {"update", "replace"} and sum(ops.values()) == len(ref[c])
+                  and collections.Counter(keys) == collections.Counter(copy_ids),
+                  "%s: an UPDATE of every row: one update or replace event each, documentKey._id = the "
+                  "copy's _id" % name,
                   lambda: "ops %s; keys not in the copy: %s; copy ids without an event: %s" % (
                       dict(ops), [show_id(k) for k in (collections.Counter(keys) - collections.Counter(copy_ids))][:3],
                       [show_id(k) for k in (collections.Counter(copy_ids) - collections.Counter(keys))][:3]))
@@ -916,7 +919,8 @@ def keys_events(db, w, ref, ref_omit):
         elif ident == "partial":
             # the root's key is the whole row, but one partition logs no old row
             known = set(copy_ids) | {id_of(d) for d in deleted[c]}
-            wrong = [e for e in up + dl if e.op in ("update", "delete") and e.key is not None and e.key not in known]
+            wrong = [e for e in up + dl if e.op in ("update", "replace", "delete") and e.key is not None
+                     and e.key not in known]
             check(up and not wrong,
                   "%s: no update or delete event names a document the copy does not have (%s)" % (name, s["why"]),
                   lambda: "copy _ids %s\nevents naming other documents: %s" % (
@@ -976,8 +980,8 @@ def omit_nulls_events(db, xids, ref_omit, after_omit):
             olds = [e.key for e in up if e.op == "delete"]
             news = [e.full for e in up if e.op == "insert"]
         else:
-            olds = [e.key for e in up if e.op == "update"]
-            news = [e.full for e in up if e.op == "update"]
+            olds = [e.key for e in up if e.op in ("update", "replace")]
+            news = [e.full for e in up if e.op in ("update", "replace")]
         want_olds = [id_of(d) for d in ref_omit[c]]
         check(collections.Counter(olds) == collections.Counter(want_olds) and None not in news
               and not multiset_diff(news, after_omit[c]),

@@ -193,14 +193,14 @@ END $$;
 CREATE TEMP TABLE docs AS
 SELECT c.db, c.coll, bson_to_json(d)::json AS doc
 FROM bson_collections() c, documents(c.query) d;
-SELECT count(*) AS updates,
+SELECT count(*) AS updates_and_replaces,
 	count(*) FILTER (WHERE EXISTS (SELECT FROM docs d
 		WHERE d.doc::text = (e.e -> 'fullDocument')::text)) AS same_document,
 	count(*) FILTER (WHERE EXISTS (SELECT FROM docs d
 		WHERE (d.doc -> '_id')::text = (e.e -> 'documentKey' -> '_id')::text
 		AND d.db = e.e -> 'ns' ->> 'db' AND d.coll = e.e -> 'ns' ->> 'coll'
 		AND d.doc::text = (e.e -> 'fullDocument')::text)) AS same_key_and_ns
-FROM events e WHERE e.e ->> 'operationType' = 'update';
+FROM events e WHERE e.e ->> 'operationType' IN ('update', 'replace');
 -- the root's definition is its partitions' model: a column added to the root
 -- reaches the events of the partitions' rows at once
 ALTER TABLE dp ADD COLUMN w int DEFAULT 7;

@@ -261,7 +261,7 @@ def replay(out):
             docs.clear()
             continue
         key = bson.encode({"k": e["documentKey"]["_id"]})
-        if op in ("insert", "update"):
+        if op in ("insert", "update", "replace"):
             docs[key] = e["fullDocument"].raw
         elif op == "delete":
             docs.pop(key, None)
