@@ -6,12 +6,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 const char *progname = "bson_out";
+static void (*common_usage) (FILE *f);
 char		errbuf[ERRBUF_SIZE];
 
 void
@@ -24,6 +26,7 @@ void
 common_init(const char *name, int argc, char **argv, void (*usage) (FILE *f))
 {
 	progname = name;
+	common_usage = usage;
 	if (argc < 2)
 		return;
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-?") == 0)
@@ -36,6 +39,27 @@ common_init(const char *name, int argc, char **argv, void (*usage) (FILE *f))
 		print_version();
 		exit(0);
 	}
+}
+
+void
+common_option(int c, char **argv)
+{
+	if (c == 'V')
+	{
+		print_version();
+		exit(0);
+	}
+	if (c == '?' && optopt == 0 && strcmp(argv[optind - 1], "-?") == 0)
+	{
+		common_usage(stdout);
+		exit(0);
+	}
+	if (c == '?')
+	{
+		fprintf(stderr, "Try \"%s --help\" for more information.\n", progname);
+		exit(2);
+	}
+	die_usage("invalid option");
 }
 
 void

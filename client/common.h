@@ -25,12 +25,20 @@ extern const char *progname;
 extern char errbuf[ERRBUF_SIZE];
 
 /*
- * Set the program's name, and answer --help or -? (usage(stdout), exit 0)
+ * Set the program's name (and its usage, for common_option), and answer
+ * --help or -? (usage(stdout), exit 0)
  * and --version or -V given as the only or first argument, as PostgreSQL's
  * programs do.
  */
 extern void common_init(const char *name, int argc, char **argv,
 						void (*usage) (FILE *f));
+
+/*
+ * An option getopt_long returned that the program does not take itself:
+ * -V (--version), -? (--help) anywhere on the line, or getopt's own error
+ * (already printed: the --help pointer, exit 2).  Never returns.
+ */
+extern void common_option(int c, char **argv) __attribute__((noreturn));
 
 /* "progname: error: MESSAGE" (its later lines as they are), exit 1 */
 extern void die(const char *fmt,...) __attribute__((format(printf, 1, 2), noreturn));

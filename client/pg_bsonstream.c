@@ -240,19 +240,8 @@ parse_options(int argc, char **argv)
 			case 9:
 				opt.no_sync = 1;
 				break;
-			case 'V':
-				print_version();
-				exit(0);
-			case '?':
-				if (optopt == 0 && strcmp(argv[optind - 1], "-?") == 0)
-				{
-					usage(stdout);
-					exit(0);
-				}
-				fprintf(stderr, "Try \"%s --help\" for more information.\n", PROGNAME);
-				exit(2);
 			default:
-				die_usage("invalid option");
+				common_option(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -61,6 +61,29 @@ event_token(const char *doc, size_t len, Lsn lsn, char *token)
 	token[RESUME_TOKEN_LEN] = '\0';
 }
 
+/* A segment starts with the event of token: nothing of it written or counted yet */
+static void
+segment_begin(Segments *s, const char *token)
+{
+	s->open = 1;
+	memcpy(s->first, token, sizeof(s->first));
+	memcpy(s->counted_open, s->counted, sizeof(s->counted));
+	s->confirm = 0;
+	s->opened_at = now_seconds();
+	s->seg_bytes = 0;
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
+}
+
+/* The open segment's events were not written: counted when they come again */
+static void
+segment_uncount(Segments *s)
+{
+	memcpy(s->counted, s->counted_open, sizeof(s->counted));
+	s->seg_events = 0;
+	s->seg_new_bytes = 0;
+}
+
 static int
 segment_open(Segments *s, const char *token)
 {
@@ -80,14 +103,7 @@ segment_open(Segments *s, const char *token)
 		signals_unregister_file(s->out->slot);
 		s->out->slot = -1;
 	}
-	s->open = 1;
-	memcpy(s->first, token, sizeof(s->first));
-	memcpy(s->counted_open, s->counted, sizeof(s->counted));
-	s->confirm = 0;
-	s->opened_at = now_seconds();
-	s->seg_bytes = 0;
-	s->seg_events = 0;
-	s->seg_new_bytes = 0;
+	segment_begin(s, token);
 	return 0;
 }
 
@@ -100,14 +116,7 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 	if (!s->open)
 	{
 		if (s->dir == NULL)
-		{
-			s->open = 1;
-			memcpy(s->first, token, sizeof(s->first));
-			memcpy(s->counted_open, s->counted, sizeof(s->counted));
-			s->confirm = 0;
-			s->opened_at = now_seconds();
-			s->seg_bytes = 0;
-		}
+			segment_begin(s, token);
 		else if (segment_open(s, token) != 0)
 			return -1;
 	}
@@ -336,9 +345,7 @@ segment_close(Segments *s, Lsn *confirm)
 	s->open = 0;
 	if (finish_file(s->out, s->sync, s->errmsg, sizeof(s->errmsg)) != 0)
 	{
-		memcpy(s->counted, s->counted_open, sizeof(s->counted));
-		s->seg_events = 0;
-		s->seg_new_bytes = 0;
+		segment_uncount(s);
 		return -1;
 	}
 	s->segments++;
@@ -441,10 +448,7 @@ segment_abort(Segments *s)
 	out_free(s->out);
 	s->out->fd = -1;
 	s->open = 0;
-	/* its events were not written: counted when they come again */
-	memcpy(s->counted, s->counted_open, sizeof(s->counted));
-	s->seg_events = 0;
-	s->seg_new_bytes = 0;
+	segment_uncount(s);
 }
 
 void
