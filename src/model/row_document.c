@@ -33,6 +33,8 @@ typedef struct DocumentCache
 	int		   *column_map;		/* a partition read as its root: see
 								 * bson_partition_column_map; else NULL */
 	BsonChangeTable model;
+	BsonChangeRow row;			/* each row deformed here, no allocation */
+	BsonChangeRow root_row;		/* with column_map: the row as the root's */
 } DocumentCache;
 
 static DocumentCache *
@@ -73,20 +75,27 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 	rel = relation_open(relid, AccessShareLock);
 	old = MemoryContextSwitchTo(cache->mcxt);
 	cache->own = CreateTupleDescCopy(RelationGetDescr(rel));
-	cache->model.name = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-												   RelationGetRelationName(rel));
+	cache->model.name = bson_table_name(relid);
+	cache->row.values = palloc(sizeof(Datum) * Max(cache->own->natts, 1));
+	cache->row.nulls = palloc(sizeof(bool) * Max(cache->own->natts, 1));
+	cache->row.missing = NULL;
 	MemoryContextSwitchTo(old);
 	table = bson_collection_table(relid, partition_root);
 	model = table == relid ? rel : relation_open(table, AccessShareLock);
 	if (bson_table_model_build(&cache->model, model, cache->mcxt))
-		bson_warn_id_column_left_out(quote_qualified_identifier(get_namespace_name(RelationGetNamespace(model)),
-																RelationGetRelationName(model)));
+		bson_warn_id_column_left_out(bson_table_name(table));
 	cache->model.policy_name = "bson_out.unmappable_values";
 	if (model != rel)
 	{
+		int			root_natts = RelationGetDescr(model)->natts;
+
 		cache->column_map = bson_partition_column_map(RelationGetDescr(rel),
 													  RelationGetDescr(model),
 													  cache->mcxt);
+		cache->root_row.values = MemoryContextAlloc(cache->mcxt,
+													sizeof(Datum) * Max(root_natts, 1));
+		cache->root_row.nulls = MemoryContextAlloc(cache->mcxt,
+												   sizeof(bool) * Max(root_natts, 1));
 		relation_close(model, NoLock);
 	}
 	/* the locks are kept until the transaction ends, as the query's own */
@@ -106,31 +115,20 @@ bson_document(PG_FUNCTION_ARGS)
 										  HeapTupleHeaderGetTypeId(rec),
 										  partition_root);
 	HeapTupleData tuple;
-	BsonChangeRow row;
-	int			natts = cache->own->natts;
-	bytea	   *doc;
+	BsonChangeRow *row = &cache->row;
 
 	tuple.t_len = HeapTupleHeaderGetDatumLength(rec);
 	ItemPointerSetInvalid(&tuple.t_self);
 	tuple.t_tableOid = InvalidOid;
 	tuple.t_data = rec;
-	row.values = palloc(sizeof(Datum) * Max(natts, 1));
-	row.nulls = palloc(sizeof(bool) * Max(natts, 1));
-	row.missing = NULL;
-	heap_deform_tuple(&tuple, cache->own, row.values, row.nulls);
+	heap_deform_tuple(&tuple, cache->own, row->values, row->nulls);
 	if (cache->column_map != NULL)
 	{
-		BsonChangeRow own = row;
-
-		bson_row_to_root(&row, &own, cache->column_map,
+		bson_row_to_root(&cache->root_row, row, cache->column_map,
 						 cache->model.tupdesc->natts);
-		pfree(own.values);
-		pfree(own.nulls);
+		row = &cache->root_row;
 	}
 	/* the setting may change between calls; the cache is the query's */
 	cache->model.unmappable = (BsonUnmappable) bson_unmappable_values;
-	doc = bson_row_document(&cache->model, &row, omit_nulls);
-	pfree(row.values);
-	pfree(row.nulls);
-	PG_RETURN_BYTEA_P(doc);
+	PG_RETURN_BYTEA_P(bson_row_document(&cache->model, row, omit_nulls));
 }

@@ -30,15 +30,34 @@ bson_collection_table(Oid relid, bool partition_root)
 	return root;
 }
 
+/* The current schema and name of relid, which exists */
+static void
+table_names(Oid relid, char **schema, char **name)
+{
+	*schema = get_namespace_name(get_rel_namespace(relid));
+	*name = get_rel_name(relid);
+	if (*schema == NULL || *name == NULL)
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+}
+
+char *
+bson_table_name(Oid relid)
+{
+	char	   *schema;
+	char	   *name;
+
+	table_names(relid, &schema, &name);
+	return quote_qualified_identifier(schema, name);
+}
+
 /* Does a pattern match the table relid (by its current names)? */
 static bool
 names_match(List *patterns, Oid relid)
 {
-	char	   *schema = get_namespace_name(get_rel_namespace(relid));
-	char	   *name = get_rel_name(relid);
+	char	   *schema;
+	char	   *name;
 
-	if (schema == NULL || name == NULL)
-		elog(ERROR, "cache lookup failed for relation %u", relid);
+	table_names(relid, &schema, &name);
 	return bson_table_patterns_match(patterns, schema, name);
 }
 
@@ -75,11 +94,10 @@ bson_table_selected(List *include, List *exclude, Oid relid,
 char *
 bson_collection_name(Oid relid, bool include_schema)
 {
-	char	   *schema = get_namespace_name(get_rel_namespace(relid));
-	char	   *name = get_rel_name(relid);
+	char	   *schema;
+	char	   *name;
 
-	if (schema == NULL || name == NULL)
-		elog(ERROR, "cache lookup failed for relation %u", relid);
+	table_names(relid, &schema, &name);
 	if (include_schema || strcmp(schema, "public") != 0)
 		return psprintf("%s.%s", schema, name);
 	return name;
@@ -196,8 +214,6 @@ void
 bson_row_to_root(BsonChangeRow *out, const BsonChangeRow *in, const int *map,
 				 int root_natts)
 {
-	out->values = palloc(sizeof(Datum) * Max(root_natts, 1));
-	out->nulls = palloc(sizeof(bool) * Max(root_natts, 1));
 	out->missing = NULL;
 	for (int i = 0; i < root_natts; i++)
 	{

@@ -40,6 +40,9 @@ extern Oid	bson_collection_table(Oid relid, bool partition_root);
 extern bool bson_table_selected(List *include, List *exclude, Oid relid,
 								bool partition_root);
 
+/* relid's schema-qualified name, quoted as SQL needs, for messages */
+extern char *bson_table_name(Oid relid);
+
 /* ns.coll of a collection's table: schema.table, or table in public */
 extern char *bson_collection_name(Oid relid, bool include_schema);
 
@@ -59,7 +62,11 @@ extern bool bson_table_model_build(BsonChangeTable *t, Relation rel,
 extern int *bson_partition_column_map(TupleDesc partition, TupleDesc root,
 									  MemoryContext mcxt);
 
-/* A partition's row as its root's, by that map (root_natts columns) */
+/*
+ * A partition's row as its root's, by that map, into out->values and
+ * out->nulls (root_natts entries, the caller's); out->missing is allocated
+ * where a value is missing.
+ */
 extern void bson_row_to_root(BsonChangeRow *out, const BsonChangeRow *in,
 							 const int *map, int root_natts);
 

@@ -193,9 +193,11 @@ change_row(BsonChangeRow *row, const BsonStreamTable *table, HeapTuple tuple,
 	if (table->column_map != NULL)
 	{
 		BsonChangeRow own = *row;
+		int			natts = table->change.tupdesc->natts;
 
-		bson_row_to_root(row, &own, table->column_map,
-						 table->change.tupdesc->natts);
+		row->values = palloc(sizeof(Datum) * Max(natts, 1));
+		row->nulls = palloc(sizeof(bool) * Max(natts, 1));
+		bson_row_to_root(row, &own, table->column_map, natts);
 	}
 }
 

@@ -188,7 +188,6 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	Oid			relid = RelationGetRelid(rel);
 	Oid			table = bson_collection_table(relid, opts->partition_root);
 	BsonChangeTable *t = &entry->change;
-	const char *schema;
 
 	/*
 	 * Valid from the start: an invalidation that arrives while the catalogs
@@ -208,12 +207,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->ancestors = NULL;
 	entry->nancestors = 0;
 	entry->natts = RelationGetDescr(rel)->natts;
-	schema = get_namespace_name(RelationGetNamespace(rel));
-	if (schema == NULL)
-		elog(ERROR, "cache lookup failed for namespace %u", RelationGetNamespace(rel));
-	entry->name = MemoryContextStrdup(entry->mcxt,
-									  quote_qualified_identifier(schema,
-																 RelationGetRelationName(rel)));
+	entry->name = MemoryContextStrdup(entry->mcxt, bson_table_name(relid));
 	/* partitions that are tables of their own leave their root no rows */
 	/* whether selected or not: a renamed ancestor can change that */
 	if (rel->rd_rel->relispartition)
@@ -269,8 +263,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			/* the column is the collection's table's */
 			entry->warned_id_column = true;
 			bson_warn_id_column_left_out(table == relid ? entry->name :
-										 quote_qualified_identifier(get_namespace_name(get_rel_namespace(table)),
-																	get_rel_name(table)));
+										 bson_table_name(table));
 		}
 	}
 }
