@@ -19,6 +19,7 @@ OBJS = \
 	src/common/bson_encoding.o \
 	src/common/error_path.o \
 	src/encode/bson_writer.o \
+	src/encode/change_split.o \
 	src/encode/change_to_bson.o \
 	src/encode/extjson_to_bson.o \
 	src/encode/json_to_bson.o \
@@ -50,7 +51,7 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
-	stream_events stream_options stream_values model
+	stream_events stream_options stream_values stream_split model
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -11,8 +11,11 @@
  * with --initial-copy copy the tables under its exported snapshot into a
  * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
  * uses too), then stream the changes
- * into segments (segment.c) and confirm each one to the server only once it
- * is durable.  A lost connection or a server restart is followed by a new
+ * into segments (segment.c) and confirm each transaction to the server
+ * only once all of it is durable: the plugin ends each transaction with a
+ * commit marker (commit_marker.h) that names its end, and a stop (a signal,
+ * --endpos) waits for the transaction in progress to end, so that the next
+ * run starts after the last one written and sends nothing twice.  A lost connection or a server restart is followed by a new
  * connection, resuming at the slot's confirmed position; an ERROR from the
  * server (a plugin's error in decoding, an invalidated slot) ends the run:
  * the same request would fail the same way.
@@ -31,6 +34,7 @@
 #include <libpq-fe.h>
 
 #include "bson_check.h"
+#include "commit_marker.h"
 #include "common.h"
 #include "db.h"
 #include "initial.h"
@@ -60,8 +64,9 @@ typedef struct Options
 	int			no_sync;
 	int			jobs;
 	Lsn			endpos;			/* 0: stream until stopped */
-	const char *unmappable;		/* --unmappable-values, NULL: the plugin's
-								 * default, fallback, in the copy too */
+	ReplEventOptions events;	/* --unmappable-values (NULL: the plugin's
+								 * default, fallback, in the copy too),
+								 * --full-document-before-change */
 } Options;
 
 static Options opt = {
@@ -99,6 +104,15 @@ typedef struct State
 	 */
 	int			progressed;
 	Lsn			keepalive_high;
+
+	/*
+	 * A transaction is in progress: messages received since the last commit
+	 * marker (since the connection started, none).  A stop waits for its
+	 * end; a keepalive's position is confirmed only between transactions.
+	 */
+	int			in_txn;
+	uint64_t	txn_messages;
+	int			draining_said;
 } State;
 
 static void
@@ -126,6 +140,9 @@ usage(FILE *f)
 			"                             decimal128): fallback (the default: written\n"
 			"                             without loss, as the README says) or error (stop\n"
 			"                             at such a value), in the copy and the stream alike\n"
+			"      --full-document-before-change  updates and deletes of tables with\n"
+			"                             REPLICA IDENTITY FULL carry the old row\n"
+			"                             (fullDocumentBeforeChange)\n"
 			"Output:\n"
 			"  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
 			"                             standard output (not durable)\n"
@@ -175,6 +192,7 @@ parse_options(int argc, char **argv)
 		{"help", no_argument, NULL, '?'},
 		{"version", no_argument, NULL, 'V'},
 		{"endpos", required_argument, NULL, 'E'},
+		{"full-document-before-change", no_argument, NULL, 10},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
@@ -192,10 +210,13 @@ parse_options(int argc, char **argv)
 				break;
 			case DB_UNMAPPABLE_VALUES:
 				db_unmappable_option(optarg);
-				opt.unmappable = optarg;
+				opt.events.unmappable = optarg;
 				break;
 			case 'o':
 				opt.output = optarg;
+				break;
+			case 10:
+				opt.events.before_change = 1;
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -386,6 +407,31 @@ wait_socket(PGconn *conn, double secs)
 }
 
 /*
+ * A commit marker: the transaction whose messages came last ended at 'end'.
+ * It is confirmed once all of it is durable; a count that differs from the
+ * messages received means the stream lost some, and nothing of it may be
+ * confirmed.
+ */
+static int
+transaction_end(State *st, Lsn end, uint64_t messages, char *err, size_t errsize)
+{
+	if (!st->in_txn || messages != st->txn_messages)
+	{
+		snprintf(err, errsize, "the transaction ending at " LSN_FORMAT " has %llu messages, "
+				 "but %llu were received\nhint: Run it again: nothing of that transaction "
+				 "was confirmed, and the server sends it whole again.",
+				 LSN_ARGS(end), (unsigned long long) messages,
+				 (unsigned long long) st->txn_messages);
+		return -1;
+	}
+	st->in_txn = 0;
+	st->txn_messages = 0;
+	if (segment_commit(&st->seg, end))
+		advance_confirmed(st, end);
+	return 0;
+}
+
+/*
  * The end of a run: the open segment closed, its end confirmed, or 'sent'
  * if later (a keepalive's WAL position: everything before it was received).
  */
@@ -411,8 +457,19 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		int			n;
 		double		now;
 
-		if (interrupted)
+		if (interrupted && !st->in_txn)
 			return stop_stream(conn, st, 0, err, errsize);
+		if (interrupted && !st->draining_said)
+		{
+			st->draining_said = 1;
+			if (!opt.quiet)
+			{
+				progress_clear(&st->progress);
+				fprintf(stderr, PROGNAME ": stopping after the transaction in progress "
+						"(a second signal stops at once, and the next run sends that "
+						"transaction again)\n");
+			}
+		}
 		n = PQgetCopyData(conn, &buf, 1);
 		now = now_seconds();
 		if (n == 0)
@@ -464,22 +521,42 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		{
 			Lsn			lsn = repl_get64(buf + 1);
 			Lsn			end = repl_get64(buf + 9);
+			const char *msg = buf + 25;
+			size_t		len = (size_t) n - 25;
+			const char *token = resume_token_of_event(msg, len);
+			uint64_t	messages;
 
 			if (end > st->server_end)
 				st->server_end = end;
 
-			/* as pg_recvlogical: a change at endpos is still written */
-			if (opt.endpos && lsn > opt.endpos)
+			if (commit_marker_read(msg, len, &messages))
+			{
+				PQfreemem(buf);
+				if (transaction_end(st, lsn, messages, err, errsize) != 0)
+					return STREAM_FAILED;
+				if (interrupted)
+					return stop_stream(conn, st, 0, err, errsize);
+				continue;
+			}
+
+			/*
+			 * --endpos: every transaction whose commit record starts at or
+			 * before it, and none after (a transaction is never cut).
+			 */
+			if (opt.endpos && !st->in_txn && token != NULL &&
+				resume_token_commit_lsn(token) > opt.endpos)
 			{
 				PQfreemem(buf);
 				return stop_stream(conn, st, 0, err, errsize);
 			}
-			if (segment_write(&st->seg, buf + 25, (size_t) n - 25, lsn) != 0)
+			if (segment_write(&st->seg, msg, len, lsn) != 0)
 			{
 				PQfreemem(buf);
 				snprintf(err, errsize, "%s", st->seg.errmsg);
 				return STREAM_FAILED;
 			}
+			st->in_txn = 1;
+			st->txn_messages++;
 			if (st->seg.new_event)
 				st->progressed = 1;
 			if (st->seg.seg_bytes >= opt.segment_size && rotate_segment(conn, st) != 0)
@@ -512,9 +589,10 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 
 			/*
 			 * The server has decoded the WAL up to 'end' and sent every
-			 * transaction that commits before it.
+			 * transaction that commits before it (a keepalive may come in
+			 * the middle of one: then its end decides).
 			 */
-			if (opt.endpos && end >= opt.endpos)
+			if (opt.endpos && end >= opt.endpos && !st->in_txn)
 			{
 				PQfreemem(buf);
 				return stop_stream(conn, st, end, err, errsize);
@@ -524,9 +602,12 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			 * Everything the server sent before its keepalive is in durable
 			 * segments: it has nothing more to send for the WAL before
 			 * 'end' (other tables' changes, transactions still open are
-			 * decoded again from their start), so 'end' can be confirmed.
+			 * decoded again from their start), so 'end' can be confirmed;
+			 * not in the middle of a transaction, whose commit lies before
+			 * 'end' and whose rest is still to come.
 			 */
-			if (!st->seg.open && !segment_closing(&st->seg) && end > st->confirmed)
+			if (!st->in_txn && !st->seg.open && !segment_closing(&st->seg) &&
+				end > st->confirmed)
 			{
 				advance_confirmed(st, end);
 				send_status(conn, st, 0);
@@ -554,7 +635,7 @@ restart(PGconn **connp, char *err, size_t errsize)
 	*connp = NULL;
 	if (conn == NULL)
 		return -2;
-	rc = repl_start(conn, opt.slot, 0, &opt.sel, opt.unmappable, 1, err, errsize);
+	rc = repl_start(conn, opt.slot, 0, &opt.sel, &opt.events, 1, err, errsize);
 	if (rc != 0)
 	{
 		PQfinish(conn);
@@ -686,7 +767,7 @@ main(int argc, char **argv)
 				die("%s", err);
 		}
 	}
-	if (repl_start(conn, opt.slot, start, &opt.sel, opt.unmappable, 0, err, sizeof(err)) != 0)
+	if (repl_start(conn, opt.slot, start, &opt.sel, &opt.events, 0, err, sizeof(err)) != 0)
 		die("%s", err);
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
@@ -706,6 +787,8 @@ main(int argc, char **argv)
 
 		/* not confirmed: the next connection sends these events again */
 		segment_abort(&st.seg);
+		st.in_txn = 0;
+		st.txn_messages = 0;
 		PQfinish(conn);
 		conn = NULL;
 		progress_clear(&st.progress);

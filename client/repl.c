@@ -184,7 +184,7 @@ add_option(char *sql, size_t size, size_t *n, int *count, const char *name,
 
 int
 repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
-		   const char *unmappable, int reconnecting, char *err, size_t errsize)
+		   const ReplEventOptions *events, int reconnecting, char *err, size_t errsize)
 {
 	size_t		size = 512 + strlen(slot) * 2 + (sel->ns_db ? strlen(sel->ns_db) * 2 : 0);
 	char	   *sql;
@@ -221,8 +221,13 @@ repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 		rc = add_option(sql, size, &n, &count, "include-schema", "on");
 	if (rc == 0 && !sel->partition_root)
 		rc = add_option(sql, size, &n, &count, "partition-root", "off");
-	if (rc == 0 && unmappable)
-		rc = add_option(sql, size, &n, &count, "unmappable-values", unmappable);
+	if (rc == 0 && events->unmappable)
+		rc = add_option(sql, size, &n, &count, "unmappable-values", events->unmappable);
+	if (rc == 0 && events->before_change)
+		rc = add_option(sql, size, &n, &count, "full-document-before-change", "on");
+	/* where each transaction ends: what a stop confirms (commit_marker.h) */
+	if (rc == 0)
+		rc = add_option(sql, size, &n, &count, "commit-markers", "on");
 	if (rc == 0 && count > 0)
 		rc = n + 1 < size ? 0 : -1;
 	if (rc != 0)

@@ -39,10 +39,16 @@ extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
  * retry (repl_retryable), -1 when it is not (an invalidated or missing
  * slot, a plugin's error).
  */
+/* The plugin's options that shape the events */
+typedef struct ReplEventOptions
+{
+	const char *unmappable;		/* unmappable-values, NULL: its default */
+	int			before_change;	/* full-document-before-change */
+} ReplEventOptions;
+
 extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
-					   const char *unmappable,	/* the plugin's unmappable-values,
-												 * NULL: its default */
-					   int reconnecting, char *err, size_t errsize);
+					   const ReplEventOptions *events, int reconnecting,
+					   char *err, size_t errsize);
 
 /*
  * Is the failure that gave 'res' (NULL: none from the server) a lost

@@ -127,8 +127,6 @@ segment_write(Segments *s, const char *doc, size_t len, Lsn lsn)
 		return -1;
 	}
 	memcpy(s->last, token, sizeof(s->last));
-	if (lsn > s->confirm)
-		s->confirm = lsn;
 	s->seg_bytes += len;
 	/* the tokens grow along the stream: one not past the last counted was sent again */
 	if (strcmp(token, s->counted) > 0)
@@ -238,7 +236,6 @@ closer_main(void *arg)
 	for (;;)
 	{
 		OutFile    *o;
-		Lsn			lsn;
 		char		err[sizeof(s->close_err)];
 		int			rc;
 
@@ -247,12 +244,15 @@ closer_main(void *arg)
 		if (s->closing == NULL)
 			break;
 		o = s->closing;
-		lsn = s->closing_lsn;
 		pthread_mutex_unlock(&s->lock);
 		rc = finish_file(o, s->sync, err, sizeof(err));
 		pthread_mutex_lock(&s->lock);
+		/* read now: a transaction's end may have come while it closed */
 		if (rc == 0)
-			s->durable = lsn;
+		{
+			s->durable = s->closing_lsn;
+			s->durable_ready = 1;
+		}
 		else if (!s->close_failed)
 		{
 			s->close_failed = 1;
@@ -367,6 +367,7 @@ segment_close_async(Segments *s)
 		if (segment_close(s, &confirm) != 0)
 			return -1;
 		s->durable = confirm;
+		s->durable_ready = 1;
 		return 0;
 	}
 	if (wait_closer(s) != 0)
@@ -399,10 +400,11 @@ segment_durable(Segments *s, Lsn *confirm)
 	if (!s->closer_started)
 	{
 		/* segment_close_async closed it here, and counted it */
-		if (s->durable == 0)
+		if (!s->durable_ready)
 			return 0;
 		*confirm = s->durable;
 		s->durable = 0;
+		s->durable_ready = 0;
 		return 1;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -411,16 +413,45 @@ segment_durable(Segments *s, Lsn *confirm)
 		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->close_err);
 		rc = -1;
 	}
-	else if (s->durable != 0)
+	else if (s->durable_ready)
 	{
 		*confirm = s->durable;
 		s->durable = 0;
+		s->durable_ready = 0;
 		rc = 1;
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (rc == 1)
 		account_closed(s);
 	return rc;
+}
+
+int
+segment_commit(Segments *s, Lsn end)
+{
+	int			later = 0;
+
+	if (s->open)
+	{
+		s->confirm = end;
+		return 0;
+	}
+	/* the transaction's last events are in the segment closing, or just closed */
+	if (s->closer_started)
+		pthread_mutex_lock(&s->lock);
+	if (s->closer_started && s->closing != NULL)
+	{
+		s->closing_lsn = end;
+		later = 1;
+	}
+	else if (s->durable_ready)
+	{
+		s->durable = end;
+		later = 1;
+	}
+	if (s->closer_started)
+		pthread_mutex_unlock(&s->lock);
+	return !later;
 }
 
 int

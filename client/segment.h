@@ -13,9 +13,9 @@
  *
  * A segment is the events back to back, written to a temporary file (see
  * output.c) and, once closed, fsynced, renamed to its final name and the
- * directory fsynced: only then may its last LSN be confirmed to the
- * server.  A segment that fails on the way is removed, and nothing of it is
- * confirmed.  To standard output, a "segment" is what has been written
+ * directory fsynced: only then may the end of its last whole transaction
+ * be confirmed to the server.  A segment that fails on the way is removed,
+ * and nothing of it is confirmed.  To standard output, a "segment" is what has been written
  * since the last flush: not durable.
  *
  * Closing takes time (the file's last fsync, the rename, the directory's
@@ -52,7 +52,8 @@ typedef struct Segments
 	int			open;
 	char		first[RESUME_TOKEN_LEN + 1];	/* resume token of the open segment's first event */
 	char		last[RESUME_TOKEN_LEN + 1];	/* ... and of its last */
-	Lsn			confirm;		/* the highest change LSN in it */
+	Lsn			confirm;		/* the end of the last transaction ended
+								 * in it, 0 if none */
 	double		opened_at;
 	uint64_t	seg_bytes;
 
@@ -64,7 +65,8 @@ typedef struct Segments
 	OutFile    *closing;		/* NULL when idle */
 	Lsn			closing_lsn;
 	int			closer_stop;
-	Lsn			durable;		/* made durable, not yet taken; 0 if none */
+	int			durable_ready;	/* a segment made durable, not yet taken */
+	Lsn			durable;		/* ... the position it confirms, 0 if none */
 	int			close_failed;	/* its message in close_err */
 	char		close_err[1100];
 
@@ -112,10 +114,10 @@ extern double segment_wait(const Segments *s, double now);
 /*
  * Make the open segment durable and give it its final name, in this
  * thread, after the segment closing in the background; the position to
- * confirm into *confirm: its highest change LSN (the server sends again
- * every transaction that commits at or after it, so a transaction cut by
- * the segment's end comes again whole).  -1 with errmsg set: the segment
- * has been removed.
+ * confirm into *confirm: the end of the last transaction that ended in it
+ * (segment_commit), 0 if none did (a transaction cut by the segment's end
+ * is confirmed with the segment of its end, and comes again whole if the
+ * run ends before).  -1 with errmsg set: the segment has been removed.
  */
 extern int	segment_close(Segments *s, Lsn *confirm);
 
@@ -132,6 +134,14 @@ extern int	segment_close_async(Segments *s);
  * (it has been removed).
  */
 extern int	segment_durable(Segments *s, Lsn *confirm);
+
+/*
+ * The transaction whose events were written last ended at end (its commit
+ * marker's position): 1 if end can be confirmed now (all of it is durable
+ * already), 0 if it is confirmed with the segment that holds its last
+ * events, when segment_close or segment_durable pass it on.
+ */
+extern int	segment_commit(Segments *s, Lsn end);
 
 /* Is a segment closing in the background (or did one fail to)? */
 extern int	segment_closing(Segments *s);

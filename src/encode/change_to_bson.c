@@ -346,20 +346,27 @@ static const char *const op_names[] = {
 	[BSON_CHANGE_TRUNCATE] = "truncate",
 };
 
+void
+bson_change_append_id(BsonWriter *w, uint64 commit_lsn, uint64 position)
+{
+	char		token[RESUME_TOKEN_LEN];
+	Size		id;
+
+	resume_token_format(token, commit_lsn, position);
+	id = bson_append_document_begin(w, "_id", 3);
+	bson_append_string(w, "_data", 5, token, RESUME_TOKEN_LEN);
+	bson_close(w, id);
+}
+
 /* _id, operationType, clusterTime, wallTime */
 static void
 append_head(BsonWriter *w, BsonChangeOp op, const BsonChangeTxn *txn)
 {
-	char		token[RESUME_TOKEN_LEN];
-	Size		id;
 	uint32		increment;
 	int64		seconds;
 	const char *opname = op_names[op];
 
-	resume_token_format(token, (uint64) txn->commit_lsn, txn->position);
-	id = bson_append_document_begin(w, "_id", 3);
-	bson_append_string(w, "_data", 5, token, RESUME_TOKEN_LEN);
-	bson_close(w, id);
+	bson_change_append_id(w, (uint64) txn->commit_lsn, txn->position);
 
 	bson_append_string(w, "operationType", 13, opname, strlen(opname));
 
@@ -386,6 +393,8 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 	Size		doc;
 
 	bson_writer_init(&w, 256 + table->nslen + (ev->key ? 2 * ev->key->len : 0));
+	/* the plugin holds events to its own limit, max-event-size, by splitting */
+	w.max_size = (Size) BSON_MAX_DOCUMENT_SIZE;
 	doc = bson_open(&w);
 	append_head(&w, ev->op, txn);
 	bson_put_raw(&w, table->ns, table->nslen);

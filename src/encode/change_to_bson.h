@@ -130,6 +130,10 @@ bson_change_keys_equal(const BsonChangeKey *a, const BsonChangeKey *b)
 extern bytea *bson_row_document(const BsonChangeTable *table,
 								const BsonChangeRow *row, bool omit_nulls);
 
+/* The "_id" element of an event: {_data: its resume token} */
+extern void bson_change_append_id(BsonWriter *w, uint64 commit_lsn,
+								  uint64 position);
+
 /* The event as one BSON document (a bytea, as the writer makes them) */
 extern bytea *bson_change_event(const BsonChangeEvent *ev,
 								const BsonChangeTxn *txn,

@@ -31,7 +31,9 @@
 #include "utils/pg_lsn.h"
 #include "utils/rel.h"
 
+#include "change_split.h"
 #include "change_to_bson.h"
+#include "commit_marker.h"
 #include "stream_options.h"
 #include "stream_tables.h"
 #include "table_model.h"
@@ -106,14 +108,28 @@ bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 	st->position = 0;
 }
 
-/* Events are written per change; a commit has none of its own */
+/*
+ * Events are written per change; a commit has none of its own.  With
+ * commit-markers, a transaction that wrote messages ends with a marker
+ * (commit_marker.h), written at the end of its commit record: a client that
+ * confirms that position once the transaction is durable is not sent it
+ * again.
+ */
 static void
 bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			   XLogRecPtr commit_lsn)
 {
-	(void) ctx;
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+	char		marker[COMMIT_MARKER_LEN];
+
 	(void) txn;
 	(void) commit_lsn;
+	if (!st->options.commit_markers || st->position == 0)
+		return;
+	commit_marker_format(marker, st->position);
+	OutputPluginPrepareWrite(ctx, true);
+	appendBinaryStringInfo(ctx->out, marker, COMMIT_MARKER_LEN);
+	OutputPluginWrite(ctx, true);
 }
 
 /* ns.db: the option, or the database's name, looked up once */
@@ -133,22 +149,80 @@ stream_db(StreamState *st)
 	return st->db;
 }
 
-/* Write one event as one message */
+static void
+write_message(LogicalDecodingContext *ctx, const char *bytes, Size len,
+			  bool last_write)
+{
+	OutputPluginPrepareWrite(ctx, last_write);
+	appendBinaryStringInfo(ctx->out, bytes, len);
+	OutputPluginWrite(ctx, last_write);
+}
+
+/*
+ * An event whose field is too large for any fragment: an error, or with
+ * the fallback of unmappable-values (the stream's default) a fragment over
+ * the limit, written whole rather than lost, and a warning once per table.
+ */
+static void
+report_oversized(BsonStreamTable *table, const BsonEventSplit *split,
+				 Size limit)
+{
+	const char *field = split->field_name[split->oversized];
+
+	if (table->change.unmappable == BSON_UNMAPPABLE_ERROR)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("change event of table %s is too large to split", table->name),
+				 errdetail("Its field \"%s\" alone makes a fragment of %zu bytes, over max-event-size (%zu bytes); events are split between their top-level fields only, as MongoDB splits them.  With unmappable-values set to fallback, such a fragment is written whole, over the limit.",
+						   field, split->oversized_size, limit)));
+	if (table->warned_oversized)
+		return;
+	table->warned_oversized = true;
+	ereport(WARNING,
+			(errmsg("change event of table %s has a field too large to split", table->name),
+			 errdetail("Its field \"%s\" alone makes a fragment of %zu bytes, over max-event-size (%zu bytes): the fragment is written whole, over the limit, and MongoDB refuses to store a document that large.",
+					   field, split->oversized_size, limit),
+			 errhint("Leave the column out of the stream's tables, or set unmappable-values to error to stop at such a change.")));
+}
+
+/*
+ * Write one event as one message, or, over max-event-size, as fragments
+ * (change_split.c), each a message of its own with the next position.
+ */
 static void
 emit(LogicalDecodingContext *ctx, StreamState *st, ReorderBufferTXN *txn,
-	 const BsonChangeEvent *ev, bool last_write)
+	 BsonStreamTable *table, const BsonChangeEvent *ev, bool last_write)
 {
 	BsonChangeTxn where;
 	bytea	   *doc;
+	Size		len;
+	BsonEventSplit split;
 
 	where.commit_lsn = txn->final_lsn;
 	where.commit_time = BSON_TXN_COMMIT_TIME(txn);
 	where.xid = txn->xid;
 	where.position = ++st->position;
 	doc = bson_change_event(ev, &where, &st->options.change);
-	OutputPluginPrepareWrite(ctx, last_write);
-	appendBinaryStringInfo(ctx->out, VARDATA(doc), VARSIZE(doc) - VARHDRSZ);
-	OutputPluginWrite(ctx, last_write);
+	len = VARSIZE(doc) - VARHDRSZ;
+	if (len <= st->options.max_event_size)
+	{
+		write_message(ctx, VARDATA(doc), len, last_write);
+		return;
+	}
+	bson_event_split(&split, VARDATA(doc), len, st->options.max_event_size);
+	if (split.oversized >= 0)
+		report_oversized(table, &split, st->options.max_event_size);
+	for (int n = 1; n <= split.nfragments; n++)
+	{
+		bytea	   *fragment;
+
+		CHECK_FOR_INTERRUPTS();
+		fragment = bson_event_fragment(&split, n, (uint64) where.commit_lsn,
+									   n == 1 ? where.position : ++st->position);
+		write_message(ctx, VARDATA(fragment), VARSIZE(fragment) - VARHDRSZ,
+					  last_write && n == split.nfragments);
+		pfree(fragment);
+	}
 }
 
 /*
@@ -289,7 +363,7 @@ change_insert(LogicalDecodingContext *ctx, StreamState *st,
 		bson_change_key(&key, t, &row);
 		ev.key = &key;
 	}
-	emit(ctx, st, txn, &ev, true);
+	emit(ctx, st, txn, table, &ev, true);
 }
 
 /*
@@ -324,7 +398,7 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 		warn_no_identity(table);
 		ev.op = BSON_CHANGE_UPDATE;
 		ev.row = &row;
-		emit(ctx, st, txn, &ev, true);
+		emit(ctx, st, txn, table, &ev, true);
 		return;
 	}
 	bson_change_key(&key, t, &row);
@@ -340,14 +414,14 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 		{
 			ev.op = BSON_CHANGE_DELETE;
 			ev.key = &old_key;
-			emit(ctx, st, txn, &ev, false);
+			emit(ctx, st, txn, table, &ev, false);
 
 			ev.op = BSON_CHANGE_INSERT;
 			ev.key = &key;
 			ev.row = &row;
 			ev.old = NULL;
 			ev.after_key_change = true;
-			emit(ctx, st, txn, &ev, true);
+			emit(ctx, st, txn, table, &ev, true);
 			return;
 		}
 	}
@@ -361,7 +435,7 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 	ev.op = ev.old == NULL && row.missing == NULL ? BSON_CHANGE_REPLACE : BSON_CHANGE_UPDATE;
 	ev.key = &key;
 	ev.row = &row;
-	emit(ctx, st, txn, &ev, true);
+	emit(ctx, st, txn, table, &ev, true);
 }
 
 static void
@@ -389,7 +463,7 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 	}
 	if (ev.key == NULL)
 		warn_no_identity(table);
-	emit(ctx, st, txn, &ev, true);
+	emit(ctx, st, txn, table, &ev, true);
 }
 
 /*
@@ -561,7 +635,7 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			ev.partitions = colls[i].partitions;
 			ev.npartitions = colls[i].npartitions;
 		}
-		emit(ctx, st, txn, &ev, i == ncolls - 1);
+		emit(ctx, st, txn, colls[i].entry, &ev, i == ncolls - 1);
 	}
 	error_context_stack = error_context.previous;
 	MemoryContextSwitchTo(old);

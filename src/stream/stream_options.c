@@ -15,12 +15,13 @@
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 #include "table_patterns.h"
 
 #define OPTION_NAMES "include-tables, exclude-tables, full-document, " \
 	"full-document-before-change, omit-nulls, ns-db, include-schema, " \
-	"partition-root and unmappable-values"
+	"partition-root, unmappable-values, max-event-size and commit-markers"
 
 static const char *
 option_value(DefElem *opt)
@@ -52,6 +53,28 @@ parse_bool_option(DefElem *opt)
 						 psprintf("\"%s\" is not a Boolean value: use on, off, true, false, yes, no, 1 or 0.",
 								  value));
 	return result;
+}
+
+/*
+ * max-event-size: bytes, with PostgreSQL's units (16MB, 1024-based).  The
+ * least leaves room for an event's head and one small field per fragment;
+ * the most is BSON's: a length is an int32.
+ */
+#define MIN_EVENT_SIZE	1024
+
+static Size
+parse_size_option(DefElem *opt)
+{
+	const char *value = option_value(opt);
+	int			result;
+
+	if (value == NULL)
+		report_bad_value(opt, "The option needs a size, such as 16MB.");
+	if (!parse_int(value, &result, GUC_UNIT_BYTE, NULL) || result < MIN_EVENT_SIZE)
+		report_bad_value(opt,
+						 psprintf("\"%s\" is not a size from %d bytes to 2147483647 bytes (units B, kB, MB and GB are accepted).",
+								  value, MIN_EVENT_SIZE));
+	return (Size) result;
 }
 
 /* "schema.table, schema.table, ..." added to patterns */
@@ -91,12 +114,16 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 	bool		seen_include_schema = false;
 	bool		seen_partition_root = false;
 	bool		seen_unmappable = false;
+	bool		seen_max_event_size = false;
+	bool		seen_commit_markers = false;
 
 	memset(opts, 0, sizeof(*opts));
 	opts->change.full_document = true;
 	opts->partition_root = true;
 	/* a stream must not stop for good at one value: see BsonUnmappable */
 	opts->unmappable = BSON_UNMAPPABLE_FALLBACK;
+	/* MongoDB's limit for a document, and so for an event it stores or sends */
+	opts->max_event_size = 16 * 1024 * 1024;
 
 	foreach(lc, options)
 	{
@@ -147,6 +174,16 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 								 ? "The option needs a value: error or fallback."
 								 : psprintf("\"%s\" is not a policy for values without a BSON mapping: use error or fallback.",
 											value));
+		}
+		else if (strcmp(name, "max-event-size") == 0)
+		{
+			check_once(opt, &seen_max_event_size);
+			opts->max_event_size = parse_size_option(opt);
+		}
+		else if (strcmp(name, "commit-markers") == 0)
+		{
+			check_once(opt, &seen_commit_markers);
+			opts->commit_markers = parse_bool_option(opt);
 		}
 		else if (strcmp(name, "ns-db") == 0)
 		{

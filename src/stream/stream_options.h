@@ -21,6 +21,8 @@ typedef struct BsonStreamOptions
 	bool		include_schema; /* coll is always schema.table */
 	bool		partition_root; /* a partition's changes are its root's */
 	BsonUnmappable unmappable;	/* unmappable-values */
+	Size		max_event_size; /* larger events are split into fragments */
+	bool		commit_markers; /* a marker after each transaction's events */
 	BsonChangeOptions change;	/* full-document, full-document-before-change,
 								 * omit-nulls */
 } BsonStreamOptions;

@@ -36,6 +36,7 @@ typedef struct BsonStreamTable
 								 * updates and deletes cannot name their
 								 * document */
 	bool		warned_key_unlogged;
+	bool		warned_oversized;	/* an event field over max-event-size */
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;
