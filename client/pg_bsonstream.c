@@ -603,8 +603,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			 * segments: it has nothing more to send for the WAL before
 			 * 'end' (other tables' changes, transactions still open are
 			 * decoded again from their start), so 'end' can be confirmed;
-			 * not in the middle of a transaction, whose commit lies before
-			 * 'end' and whose rest is still to come.
+			 * not in the middle of a transaction, whose rest is still to
+			 * come: only its marker says where it may be confirmed.
 			 */
 			if (!st->in_txn && !st->seg.open && !segment_closing(&st->seg) &&
 				end > st->confirmed)
@@ -643,6 +643,28 @@ restart(PGconn **connp, char *err, size_t errsize)
 	}
 	*connp = conn;
 	return 0;
+}
+
+/*
+ * End the stream as pg_recvlogical does: our CopyDone, then the server's
+ * messages read (and dropped) up to its own.  The server handles our
+ * messages in order, so it has then taken the last standby status update
+ * before it; a connection simply closed could lose it (a walsender blocked
+ * on sending to us exits at the closed socket without reading what came
+ * before), and the next run would be sent again what this one confirmed.
+ */
+static void
+end_copy(PGconn *conn)
+{
+	char	   *buf;
+	PGresult   *res;
+
+	if (PQputCopyEnd(conn, NULL) <= 0 || PQflush(conn) != 0)
+		return;
+	while (PQgetCopyData(conn, &buf, 0) > 0)
+		PQfreemem(buf);
+	while ((res = PQgetResult(conn)) != NULL)
+		PQclear(res);
 }
 
 /* The first copy into DIR/initial, with the stream's selection and names */
@@ -866,8 +888,7 @@ main(int argc, char **argv)
 		fprintf(stderr, PROGNAME ": error: %s\n", err);
 	if (conn)
 	{
-		PQputCopyEnd(conn, NULL);
-		PQflush(conn);
+		end_copy(conn);
 		PQfinish(conn);
 	}
 	if (!opt.quiet)

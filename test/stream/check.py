@@ -10,12 +10,15 @@ rows, _id first.  The selection and naming options reach the copy and the
 stream alike.
 Then the same through SIGKILLs of the client at random moments, a server
 restart and a terminated walsender.  Then every error message, and that no
-temporary file is ever left.  Then the stops of issue 21: a server ERROR in
-the stream (fatal, once, with its context), the reconnection backoff and the
-summary's count through terminated walsenders, a slot invalidated while the
-client reconnects, kill -9 at three moments of the first copy (never a
-stream without its copy), and failing --create-slot runs beside another
-run's files.
+temporary file is ever left.  Then the stops that must never be silent: a
+server ERROR in the stream (fatal, once, with its context), the reconnection
+backoff and the summary's count through terminated walsenders, a slot
+invalidated while the client reconnects, kill -9 at three moments of the
+first copy (never a stream without its copy), and failing --create-slot runs
+beside another run's files.  Then clean stops in the middle of large
+transactions, restarted four times, sending nothing twice, and rows of 10 MB
+whose events are split into fragments of at most 16 MiB that pymongo puts
+together again.
 
 The last line is "stream: N passed, M failed".
 """
@@ -252,8 +255,7 @@ def replay(out):
             for e in bson.decode_file_iter(f, codec_options=RAW):
                 nevents += 1
                 events[e["_id"]["_data"]] = e
-    for token in sorted(events):
-        e = events[token]
+    for e in reassemble(events[token] for token in sorted(events)):
         ns = e["ns"]["coll"]
         docs = model.setdefault(ns, {})
         op = e["operationType"]
@@ -266,6 +268,29 @@ def replay(out):
         elif op == "delete":
             docs.pop(key, None)
     return model, nevents, len(events)
+
+
+def reassemble(messages):
+    """The events of messages in stream order, a split event's fragments
+    merged as a consumer of $changeStreamSplitLargeEvent merges them: their
+    fields in order, the last fragment's _id (where to resume after it)."""
+    parts = []
+    for m in messages:
+        split = m.get("splitEvent")
+        if split is None:
+            assert not parts, "an event inside a split event's fragments"
+            yield m
+            continue
+        assert split["fragment"] == len(parts) + 1, "fragment %s after %d" % (split, len(parts))
+        parts.append(m)
+        if split["fragment"] == split["of"]:
+            merged = {}
+            for f in parts:
+                merged.update((k, v) for k, v in f.items() if k not in ("_id", "splitEvent"))
+            merged["_id"] = parts[-1]["_id"]
+            parts = []
+            yield merged
+    assert not parts, "a split event without its last fragment"
 
 
 def tables_now():
@@ -1155,9 +1180,149 @@ def unmappable_run():
     sql("DROP TABLE poisoned")
 
 
+def segment_ranges(out):
+    """The durable segments' (first, last) resume tokens, from their names, in order."""
+    ranges = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        first, last = os.path.basename(path)[:-len(".bson")].split("-")
+        ranges.append((first, last))
+    return ranges
+
+
+def clean_stop_run():
+    """SIGTERM and SIGINT just after large transactions committed, four times
+    over: each stop finishes the transaction in progress and confirms its
+    end, and the next run starts after it: no event written twice, none lost."""
+    out = os.path.join(WORK, "cycles")
+    stderr_path = os.path.join(WORK, "cycles.stderr")
+    wl = Workload(seed=7)
+    wl.start()
+    proc = start_client("cycles", out, create=True)
+    wait_initial(out, proc)
+    rnd = random.Random(7)
+    next_id = 500000
+    for cycle in range(4):
+        time.sleep(0.5 + rnd.random())
+        # 100,000 rows in one transaction: tens of segments of the stream
+        conn = connect()
+        conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
+            "".join("%d\tbig %d\t%d\t{}\n" % (k, k, k) for k in range(next_id, next_id + 100000))))
+        conn.close()
+        next_id += 100000
+        # stop once its events are coming: segments then appear by the hundred
+        # a second, against a few of the other changes'
+        seen = len(glob.glob(os.path.join(out, "changes", "*.bson")))
+        deadline = time.time() + 3
+        while time.time() < deadline and len(glob.glob(os.path.join(out, "changes", "*.bson"))) < seen + 5:
+            time.sleep(0.005)
+        stop(proc, "clean stop %d of 4" % (cycle + 1), signal.SIGTERM if cycle % 2 == 0 else signal.SIGINT)
+        proc = start_client("cycles", out, stderr_path=stderr_path)
+    wl.finish()
+    check(wait_caught_up("cycles"), "clean stops: the slot confirms the whole workload")
+    stop(proc, "clean stops, the last run")
+    model, nevents, distinct = replay(out)
+    ranges = segment_ranges(out)
+    overlaps = [(a, b) for a, b in zip(ranges, ranges[1:]) if b[0] <= a[1]]
+    err = open(stderr_path).read()
+    waited = err.count("stopping after the transaction in progress")
+    check(nevents == distinct and not overlaps,
+          "clean stops: 4 stops and restarts, %d events in %d segments, none written twice" % (distinct, len(ranges)),
+          "%d events read, %d distinct; overlapping segments %s" % (nevents, distinct, overlaps[:5]))
+    check(waited >= 1, "clean stops: %d of the 4 stops came in the middle of a transaction and "
+          "waited for its end" % waited, err[-2000:])
+    compare("clean stops", out)
+    read_back("clean stops", out)
+    sql("DELETE FROM t1 WHERE id >= 500000")
+    sql("SELECT pg_drop_replication_slot('cycles')")
+
+
+def large_rows_run():
+    """Rows of 10 MB under REPLICA IDENTITY DEFAULT and FULL, without and with
+    the old row's image: every event at most 16 MiB, the larger ones split
+    into fragments that pymongo decodes and a consumer merges; replayed with
+    a sink's rules (ReplaceOne, $set/$unset, DeleteOne) they give the tables."""
+    limit = 16 * 1024 * 1024
+    big = 10 * 1024 * 1024
+    sql("CREATE TABLE big_default (id int PRIMARY KEY, v text, n int)")
+    sql("CREATE TABLE big_full (id int PRIMARY KEY, v text, n int)")
+    sql("ALTER TABLE big_full REPLICA IDENTITY FULL")
+    runs = {"large": [], "large_pre": ["--full-document-before-change"]}
+    procs = {}
+    for slot, extra in runs.items():
+        procs[slot] = subprocess.Popen(
+            [BIN, "-d", DB, "--slot", slot, "-o", os.path.join(WORK, slot), "--create-slot",
+             "--include-tables", "public.big_*", "--segment-time", "0.5", "-q"] + extra,
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK, slot + ".stderr"), "ab"))
+    deadline = time.time() + 20
+    while time.time() < deadline and len(sql("SELECT 1 FROM pg_replication_slots WHERE slot_name LIKE 'large%%'")) < 2:
+        time.sleep(0.1)
+    for t in ("big_default", "big_full"):
+        sql("INSERT INTO %s VALUES (1, repeat('a', %d), 1), (2, repeat('b', %d), 1)" % (t, big, big))
+        sql("UPDATE %s SET v = repeat('c', %d), n = 2 WHERE id = 1" % (t, big))
+        sql("UPDATE %s SET n = 3 WHERE id = 2" % t)
+        sql("DELETE FROM %s WHERE id = 1" % t)
+        sql("INSERT INTO %s VALUES (3, repeat('d', %d), 1)" % (t, big))
+    for slot, proc in procs.items():
+        check(wait_caught_up(slot, timeout=120), "large rows, %s: the slot confirms every change" % slot)
+        stop(proc, "large rows, %s" % slot)
+    now = {}
+    for t in ("big_default", "big_full"):
+        now[t] = {bson.decode(bytes(r[0]))["_id"]: bson.decode(bytes(r[0]))
+                  for r in sql("SELECT bson_document(t) FROM %s t" % t)}
+    for slot in runs:
+        sizes = []
+        messages = []
+        for path in sorted(glob.glob(os.path.join(WORK, slot, "changes", "*.bson"))):
+            with open(path, "rb") as f:
+                data = f.read()
+            pos = 0
+            while pos < len(data):
+                n = int.from_bytes(data[pos:pos + 4], "little")
+                sizes.append(n)
+                messages.append(bson.decode(data[pos:pos + n]))
+                pos += n
+        events = list(reassemble(messages))
+        fragments = [m["splitEvent"] for m in messages if "splitEvent" in m]
+        check(sizes and max(sizes) <= limit,
+              "large rows, %s: %d messages, the largest %d bytes (at most 16 MiB)" % (slot, len(sizes), max(sizes or [0])))
+        model = {"big_default": {}, "big_full": {}}
+        for e in events:
+            docs = model[e["ns"]["coll"]]
+            key = e["documentKey"]["_id"]
+            op = e["operationType"]
+            if op in ("insert", "replace"):
+                docs[key] = e["fullDocument"]
+            elif op == "update":
+                doc = docs[key]
+                doc.update(e["updateDescription"]["updatedFields"])
+                for f in e["updateDescription"]["removedFields"]:
+                    doc.pop(f, None)
+            elif op == "delete":
+                docs.pop(key, None)
+        ops = [(e["ns"]["coll"], e["operationType"]) for e in events]
+        # the update of v under FULL: fullDocument and updatedFields, and the
+        # old row's image with --full-document-before-change
+        want = [2, 3] if slot == "large_pre" else [2]
+        got = sorted(set(f["of"] for f in fragments))
+        check(model == now and got == want,
+              "large rows, %s: %d events (%d split, into %s fragments) replayed with a sink's "
+              "rules equal the tables" % (slot, len(events), sum(1 for f in fragments if f["fragment"] == 1), got),
+              "ops %s; fragments %s; model ids %s, table ids %s"
+              % (ops, fragments, {t: sorted(d) for t, d in model.items()}, {t: sorted(d) for t, d in now.items()}))
+        sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+    sql("DROP TABLE big_default, big_full")
+
+
 def main():
     t0 = time.time()
     setup()
+    # STREAM_ONLY=name,name: only those runs (for working on one of them)
+    only = os.environ.get("STREAM_ONLY")
+    if only:
+        for name in only.split(","):
+            globals()[name]()
+        print("stream: %d passed, %d failed" % (passed, failed))
+        return 1 if failed else 0
     plain_run()
     parts_run()
     selection_run()
@@ -1173,6 +1338,8 @@ def main():
     invalidated_run()
     kill_during_copy()
     create_slot_fails()
+    clean_stop_run()
+    large_rows_run()
     wal_level_replica()
     print("(%.0f s)" % (time.time() - t0))
     print("stream: %d passed, %d failed" % (passed, failed))
