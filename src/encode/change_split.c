@@ -30,6 +30,7 @@ bson_event_split(BsonEventSplit *split, const char *event, Size len,
 	int			n = 0;
 	Size		fragment_size = 0;
 
+	Assert(len == (Size) bsonr_u32((const uint8_t *) event));
 	(void) len;
 	split->event = event;
 	split->oversized = -1;
