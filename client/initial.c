@@ -56,6 +56,22 @@ read_marker(const char *idir, char *slot, size_t size)
 static void
 unfinished(const char *dir, const char *slot, char *err, size_t errsize)
 {
+	/*
+	 * The marker is written before the slot is created: one without a name
+	 * is of a run killed before it wrote the name, so before any slot.
+	 */
+	if (slot[0] == '\0')
+	{
+		snprintf(err, errsize,
+				 "the first copy in \"%s/initial\" is unfinished: the run that made it with "
+				 "--create-slot --initial-copy was stopped before it created its slot, or is "
+				 "still starting\n"
+				 "detail: A stream without its complete first copy would lack the rows that were "
+				 "never copied, so none is started.\n"
+				 "hint: Remove the directory \"%s/initial\" and start again with --create-slot "
+				 "--initial-copy.", dir, dir);
+		return;
+	}
 	snprintf(err, errsize,
 			 "the first copy in \"%s/initial\" is unfinished: the run that made it with "
 			 "--create-slot --initial-copy --slot \"%s\" was stopped before its end, or is "

@@ -1054,12 +1054,19 @@ def kill_during_copy():
             with open(path, "rb") as f:
                 copied = sum(1 for _ in bson.decode_file_iter(f))
         if marked:
-            good = (r.returncode == 1 and not streamed and
-                    re.search(r'the first copy in ".*/initial" is unfinished: the run that made it with '
-                              r'--create-slot --initial-copy --slot "%s" was stopped.*'
-                              r"hint: Drop the slot \(SELECT pg_drop_replication_slot\('%s'\).*remove the "
-                              r'directory ".*/initial", and start again with --create-slot --initial-copy'
-                              % (slot, slot), r.stderr, re.S))
+            with open(os.path.join(out, "initial", ".incomplete")) as f:
+                named = f.read().strip() == slot
+            # killed before it wrote its slot's name into the marker: before the slot
+            message = (r'the first copy in ".*/initial" is unfinished: the run that made it with '
+                       r'--create-slot --initial-copy --slot "%s" was stopped.*'
+                       r"hint: Drop the slot \(SELECT pg_drop_replication_slot\('%s'\).*remove the "
+                       r'directory ".*/initial", and start again with --create-slot --initial-copy'
+                       % (slot, slot)) if named else \
+                (r'the first copy in ".*/initial" is unfinished: the run that made it with '
+                 r'--create-slot --initial-copy was stopped before it created its slot.*'
+                 r'hint: Remove the directory ".*/initial" and start again with --create-slot --initial-copy')
+            good = r.returncode == 1 and not streamed and re.search(message, r.stderr, re.S) and \
+                (named or not has_slot)
             before = tree(out)
             r2 = subprocess.run([BIN, "-d", DB, "--slot", slot, "-o", out, "--create-slot", "--initial-copy",
                                  "--include-tables", "public.kbig"], capture_output=True, text=True, timeout=60)
