@@ -1,23 +1,9 @@
 # What the packaging checks share (test/packaging/*.sh): the counts, and the
 # list of files an install must leave as it found them.  Source it after
-# scripts/lib.sh, with TAG set to the script's tag.
+# scripts/lib.sh (ok, fail, check), with TAG set to the script's tag.
 
 passed=0
 failed=0
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	shift
-	[ $# -eq 0 ] || printf '%s\n' "$@" | sed 's/^/     | /'
-}
-# check LABEL EXPECTED ACTUAL
-check() {
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
-}
 skip() {
 	echo "skip: $TAG: $*"
 	echo "$TAG: 0 passed, 0 failed, skipped"
