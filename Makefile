@@ -123,3 +123,12 @@ clean-client-programs:
 	$(MAKE) --no-print-directory -C client clean
 .PHONY: client-programs install-client-programs skip-client-programs \
 	uninstall-client-programs clean-client-programs
+
+# The PGXN distribution (META.json): git's HEAD, so the committed files and
+# no build outputs, as bson_out-VERSION.zip with one top directory
+# bson_out-VERSION/, which `pgxn install ./bson_out-VERSION.zip` builds and
+# installs.
+DISTNAME = $(EXTENSION)-$(EXTVERSION)
+dist:
+	git archive --format=zip --prefix=$(DISTNAME)/ --output=$(DISTNAME).zip HEAD
+.PHONY: dist

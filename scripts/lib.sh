@@ -47,6 +47,40 @@ install_packages() {
 	esac
 }
 
+# The checks of a test program that counts its own (test/citus/run.sh,
+# test/packaging/): ok LABEL, fail LABEL [DETAIL...] and check LABEL EXPECTED
+# ACTUAL add to passed and failed, which the program sets to 0 first; failures
+# and their details print in the form scripts/test.sh's stages show.
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+	shift
+	[ $# -eq 0 ] || printf '%s\n' "$@" | sed 's/^/     | /'
+}
+# check LABEL EXPECTED ACTUAL
+check() {
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
+}
+
+# tree_archive FILE: a tar of the tree's files, those git tracks and the
+# untracked ones it does not ignore, as they are in the working tree (so no
+# build outputs).  In the Debian 13 root, whose copy of the tree has no .git,
+# the archive that copy was made from (DIR.tar beside the tree DIR).
+tree_archive() {
+	if git rev-parse --git-dir >/dev/null 2>&1; then
+		git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf "$1"
+	elif [ -f "$PWD.tar" ]; then
+		cp "$PWD.tar" "$1"
+	else
+		log "$PWD is no git checkout and there is no $PWD.tar: no list of the tree's files"
+		return 1
+	fi
+}
+
 # Build and install the extension into the PostgreSQL found by pg_config.
 build_install() {
 	log "building and installing bson_out"

@@ -31,12 +31,22 @@
 #   - runs the document model tests (test/model/run.sh, their own cluster):
 #     every key shape gives the same documents in pg_bsonexport --table and
 #     --out-dir, the first copy and the change events,
+#   - checks that the control file, the Makefile, META.json, the changelogs
+#     and the programs name one version (test/packaging/versions.sh),
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
 #     and two workers on loopback; every function on distributed and reference
 #     tables against a local one, and pg_bsonexport on them).  Citus 13.2.2 is
 #     built from its source archive (CITUS_ARCHIVE, by default
 #     ../shared/vendor/citus-13.2.2.tar.gz) by scripts/citus.sh and cached;
-#     without the archive the stage prints "skipped" and counts nothing.
+#     without the archive the stage prints "skipped" and counts nothing,
+#   - last, on a PostgreSQL from Debian's packages (15; 17 in the Debian 13
+#     root), builds the Debian package (debian/) from an export of the tree,
+#     runs lintian, installs it, runs the pg_regress suite against the
+#     installed files and removes it (test/packaging/deb.sh), and on every
+#     version installs the PGXN distribution that make dist writes with
+#     pgxn install, tests it and uninstalls it (test/packaging/pgxn.sh;
+#     not in the Debian 13 root, whose copy of the tree has no git
+#     repository); both check that the removal leaves no file behind.
 # It prints "server: ..." and "compiler: ..." lines, and last
 # "tests: N passed, M failed"; the exit status is 0 only when nothing failed.
 set -uo pipefail
@@ -60,10 +70,10 @@ source scripts/lib.sh
 if [ "$(pg_kind "$PG_MAJOR")" = chroot ]; then
 	root=$(pg17_root) || { echo "tests: 0 passed, 1 failed"; exit 1; }
 	log "running the suite in the Debian 13 root $root"
-	rm -rf "$root/src/bson_out"
+	rm -rf "$root/src/bson_out" "$root/src/bson_out.tar"
 	mkdir -p "$root/src/bson_out"
-	git ls-files -z --cached --others --exclude-standard |
-		tar --null -T - -cf - | tar -xf - -C "$root/src/bson_out"
+	tree_archive "$root/src/bson_out.tar" && tar -xf "$root/src/bson_out.tar" -C "$root/src/bson_out" ||
+		{ echo "tests: 0 passed, 1 failed"; exit 1; }
 	in_root "$root" /bin/bash /src/bson_out/scripts/test.sh --pg "$PG_MAJOR"
 	exit $?
 fi
@@ -231,6 +241,11 @@ stage() {
 	fi
 }
 
+# one version in the control file, the Makefile, META.json, debian/changelog,
+# CHANGELOG.md and the installed programs
+log "versions: the control file, Makefile, META.json, the changelogs and the programs agree"
+stage versions "version checks" test/packaging/versions.sh
+
 # pg_bsonexport: the installed program, on its own throwaway cluster
 log "pg_bsonexport: exports read back by pymongo and libbson"
 stage exporter "pg_bsonexport tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" test/exporter/run.sh
@@ -251,6 +266,21 @@ if [ "$PG_MAJOR" = 15 ]; then
 else
 	echo "skip: citus: Citus 13.2 is built here against PostgreSQL 15 only"
 fi
+
+# The Debian package and the PGXN distribution, last: each installs bson_out
+# into this PostgreSQL's own directories, at the paths make install wrote at
+# the start, and checks that its removal leaves the files as they were before
+# its install; its removal would take away make install's files too.  So
+# make uninstall takes those away first and build_install puts them back
+# after, and the PostgreSQL ends as the stages before left it.
+log "the Debian package: built, checked with lintian, installed, tested, removed"
+make -s PG_CONFIG="$PG_BINDIR/pg_config" uninstall >/dev/null
+packaging_started=$SECONDS
+stage package "Debian package" test/packaging/deb.sh
+log "PGXN: make dist, pgxn install, pgxn check, pgxn uninstall"
+stage pgxn "PGXN distribution" test/packaging/pgxn.sh
+echo "info packaging: $((SECONDS - packaging_started)) s"
+build_install COPT=-Werror || { failed=$((failed + 1)); failures+=("make install after the packaging stages"); }
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then

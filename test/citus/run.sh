@@ -62,20 +62,6 @@ citus_cluster_start || { echo "citus: 0 passed, 1 failed"; exit 1; }
 
 passed=0
 failed=0
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-fail() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	shift
-	[ $# -eq 0 ] || printf '%s\n' "$@" | sed 's/^/     | /'
-}
-# check LABEL EXPECTED ACTUAL
-check() {
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
-}
 # q SQL...: one value from the coordinator; errors go to stdout with it
 q() {
 	local args=() s
