@@ -22,8 +22,9 @@
 #     through row_to_bson decoded by pymongo and compared with the values;
 #     bson_to_json against pymongo's json_util and the from_bson/to_bson
 #     round trips on 10,000 generated documents, plus 2,000 in LATIN1; the
-#     change events of a random workload of 50,000 row changes replayed onto
-#     a model of the tables),
+#     change events of a random workload of 50,000 row changes, with values
+#     without a BSON mapping and rows whose events are split into fragments,
+#     replayed onto a model of the tables, commit markers checked),
 #   - stops and removes the cluster,
 #   - runs the pg_bsonexport tests (test/exporter/run.sh, their own cluster),
 #   - runs the pg_bsonstream tests (test/stream/run.sh, their own cluster with
