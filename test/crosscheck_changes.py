@@ -77,7 +77,7 @@ from bson.son import SON
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crosscheck_common import pg_error, shorten   # noqa: E402
+from crosscheck_common import bson_elements as top_fields, pg_error, shorten   # noqa: E402
 
 SCHEMA = "crosscheck_changes"
 SLOT_SQL = "crosscheck_changes_sql"
@@ -575,37 +575,6 @@ def read_recvlogical(db, endpos, options):
     return events
 
 
-# ------------------------------------------------------------ raw BSON
-_FIXED = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8,
-          0x13: 16, 0x7F: 0, 0xFF: 0}
-
-def top_fields(data):
-    """[(name, start, end)]: a BSON document's top-level elements, their
-    bytes data[start:end] (type, name, value)"""
-    out, off, last = [], 4, len(data) - 1
-    while off < last:
-        t = data[off]
-        k = data.index(b"\0", off + 1)
-        v = k + 1
-        if t in _FIXED:
-            n = _FIXED[t]
-        elif t in (0x02, 0x0D, 0x0E):
-            n = 4 + struct.unpack_from("<i", data, v)[0]
-        elif t in (0x03, 0x04, 0x0F):
-            n = struct.unpack_from("<i", data, v)[0]
-        elif t == 0x05:
-            n = 5 + struct.unpack_from("<i", data, v)[0]
-        elif t == 0x0B:
-            n = data.index(b"\0", data.index(b"\0", v) + 1) + 1 - v
-        elif t == 0x0C:
-            n = 4 + struct.unpack_from("<i", data, v)[0] + 12
-        else:
-            raise ValueError("element type 0x%02x at byte %d" % (t, off))
-        out.append((data[off + 1:k].decode(), off, v + n))
-        off = v + n
-    if off != last or data[last:] != b"\0":
-        raise ValueError("elements end at byte %d of %d" % (off, len(data)))
-    return out
 
 
 # ------------------------------------------------------------ checking

@@ -6,6 +6,7 @@ ConfigurationError, raised by JSONOptions on bad arguments, and Debian's
 python3-bson does not pull in python3-pymongo.  So import this module before
 bson.json_util.
 """
+import struct
 import sys
 import types
 
@@ -30,3 +31,40 @@ def shorten(t, n=160):
 def pg_error(e):
     """A psycopg2 error on one line."""
     return "SQLSTATE %s: %s" % (e.pgcode, " | ".join((e.pgerror or str(e)).strip().splitlines()))
+
+
+# the sizes of BSON values that have no length of their own
+_FIXED = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8,
+          0x13: 16, 0x7F: 0, 0xFF: 0}
+
+
+def bson_elements(data):
+    """[(name, start, end)]: a BSON document's top-level elements, their
+    bytes data[start:end] (type, name, value), read from the bytes alone
+    (no decoder: the raw bytes are what is checked)"""
+    if len(data) < 5 or struct.unpack_from("<i", data, 0)[0] != len(data):
+        raise ValueError("not one BSON document: %d bytes" % len(data))
+    out, off, last = [], 4, len(data) - 1
+    while off < last:
+        t = data[off]
+        k = data.index(b"\0", off + 1)
+        v = k + 1
+        if t in _FIXED:
+            n = _FIXED[t]
+        elif t in (0x02, 0x0D, 0x0E):
+            n = 4 + struct.unpack_from("<i", data, v)[0]
+        elif t in (0x03, 0x04, 0x0F):
+            n = struct.unpack_from("<i", data, v)[0]
+        elif t == 0x05:
+            n = 5 + struct.unpack_from("<i", data, v)[0]
+        elif t == 0x0B:
+            n = data.index(b"\0", data.index(b"\0", v) + 1) + 1 - v
+        elif t == 0x0C:
+            n = 4 + struct.unpack_from("<i", data, v)[0] + 12
+        else:
+            raise ValueError("element type 0x%02x at byte %d" % (t, off))
+        out.append((data[off + 1:k].decode(), off, v + n))
+        off = v + n
+    if off != last or data[last:] != b"\0":
+        raise ValueError("elements end at byte %d of %d" % (off, len(data)))
+    return out

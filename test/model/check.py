@@ -67,7 +67,13 @@ import time
 import traceback
 import urllib.parse
 
-import bson
+# test/crosscheck_common.py: the raw BSON element reader the cross-checks
+# use (imported before bson.json_util, for which it stands in pymongo.errors)
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from crosscheck_common import bson_elements  # noqa: E402
+
+import bson  # noqa: E402
 import bson.int64
 import bson.json_util
 import psycopg2
@@ -185,39 +191,9 @@ def documents(db, query):
 
 # ------------------------------------------------------------------ raw BSON
 
-FIXED = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8,
-         0x12: 8, 0x13: 16, 0xFF: 0, 0x7F: 0}
-
-
 def elements(raw):
     """A document's top-level elements: [(key, type byte + value bytes)], in order."""
-    n = struct.unpack_from("<i", raw, 0)[0]
-    if n != len(raw) or raw[-1] != 0:
-        raise ValueError("not one BSON document: length %d of %d bytes" % (n, len(raw)))
-    out = []
-    i = 4
-    while i < n - 1:
-        t = raw[i]
-        j = raw.index(b"\0", i + 1)
-        key = raw[i + 1:j].decode()
-        v = j + 1
-        if t in FIXED:
-            size = FIXED[t]
-        elif t in (0x02, 0x0D, 0x0E):
-            size = 4 + struct.unpack_from("<i", raw, v)[0]
-        elif t in (0x03, 0x04, 0x0F):
-            size = struct.unpack_from("<i", raw, v)[0]
-        elif t == 0x05:
-            size = 5 + struct.unpack_from("<i", raw, v)[0]
-        elif t == 0x0B:
-            size = raw.index(b"\0", raw.index(b"\0", v) + 1) + 1 - v
-        elif t == 0x0C:
-            size = 16 + struct.unpack_from("<i", raw, v)[0]
-        else:
-            raise ValueError("element type 0x%02x" % t)
-        out.append((key, raw[i:i + 1] + raw[v:v + size]))
-        i = v + size
-    return out
+    return [(key, raw[a:a + 1] + raw[a + 2 + len(key.encode()):b]) for key, a, b in bson_elements(raw)]
 
 
 def build(elems):
