@@ -379,6 +379,30 @@ out_write(OutFile *o, const void *data, size_t len)
 }
 
 int
+out_truncate(OutFile *o, uint64_t size)
+{
+	char		eb[256];
+
+	if (size >= o->flushed)
+	{
+		/* all of the cut is still in the buffer */
+		o->used = (size_t) (size - o->flushed);
+		o->bytes = size;
+		return 0;
+	}
+	/* a background fdatasync meanwhile syncs more or less: the final one decides */
+	if (o->is_stdout || ftruncate(o->fd, (off_t) size) != 0 ||
+		lseek(o->fd, (off_t) size, SEEK_SET) < 0)
+		return out_error(o, "could not truncate \"%s\": %s", out_name(o),
+						 o->is_stdout ? "it is standard output" : errstr(errno, eb));
+	o->used = 0;
+	o->bytes = o->flushed = size;
+	if (o->writeback > size)
+		o->writeback = size;
+	return 0;
+}
+
+int
 out_flush(OutFile *o, int sync)
 {
 	char		eb[256];

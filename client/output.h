@@ -78,6 +78,9 @@ extern int	out_write(OutFile *o, const void *data, size_t len);
 /* Flush; then fsync if 'sync'.  The file stays open and uncommitted. */
 extern int	out_flush(OutFile *o, int sync);
 
+/* Keep only the first size bytes written (a file, not standard output). */
+extern int	out_truncate(OutFile *o, uint64_t size);
+
 /* Rename the finished temporary file to its final name, then fsync the
  * directory if 'sync'; closes it.  'committed' is set once the rename is
  * done, even if the directory's fsync then fails. */

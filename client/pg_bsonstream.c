@@ -45,6 +45,12 @@
 #include "signals.h"
 
 #define PROGNAME	"pg_bsonstream"
+/*
+ * How long the end of a stream waits for the server's CopyDone: it sends the
+ * rest of a transaction first, and reads ours at the latest when half of
+ * wal_sender_timeout (default 60 s) has passed without a reply.
+ */
+#define END_COPY_WAIT	35.0
 #define BACKOFF_MIN	0.5			/* seconds before reconnecting after progress */
 #define BACKOFF_MAX	8.0			/* seconds between reconnection attempts, at most */
 
@@ -466,8 +472,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			{
 				progress_clear(&st->progress);
 				fprintf(stderr, PROGNAME ": stopping after the transaction in progress "
-						"(a second signal stops at once, and the next run sends that "
-						"transaction again)\n");
+						"(a second signal stops at once, as kill -9 does: what is not yet "
+						"confirmed comes again with the next run)\n");
 			}
 		}
 		n = PQgetCopyData(conn, &buf, 1);
@@ -658,11 +664,25 @@ end_copy(PGconn *conn)
 {
 	char	   *buf;
 	PGresult   *res;
+	double		deadline = now_seconds() + END_COPY_WAIT;
+	int			n;
 
 	if (PQputCopyEnd(conn, NULL) <= 0 || PQflush(conn) != 0)
 		return;
-	while (PQgetCopyData(conn, &buf, 0) > 0)
-		PQfreemem(buf);
+	while ((n = PQgetCopyData(conn, &buf, 1)) != -1)
+	{
+		if (n > 0)
+		{
+			PQfreemem(buf);
+			continue;
+		}
+		/* a server that does not answer: give up, as a lost connection */
+		if (n < -1 || now_seconds() >= deadline)
+			return;
+		wait_socket(conn, deadline - now_seconds());
+		if (PQconsumeInput(conn) == 0)
+			return;
+	}
 	while ((res = PQgetResult(conn)) != NULL)
 		PQclear(res);
 }
@@ -864,11 +884,13 @@ main(int argc, char **argv)
 		Lsn			ignored = 0;
 
 		/*
-		 * The events before the error are whole events: written, but not
-		 * confirmed (the stream is over), so a later run sends them again.
+		 * The whole transactions before the error are written, but not
+		 * confirmed (the stream is over), so a later run sends them again;
+		 * the one the error cut short is left out, a split event's
+		 * fragments too.
 		 */
 		fprintf(stderr, PROGNAME ": error: %s\n", err);
-		if (segment_close(&st.seg, &ignored) != 0)
+		if (segment_cut(&st.seg) != 0 || segment_close(&st.seg, &ignored) != 0)
 			fprintf(stderr, PROGNAME ": error: %s\n", st.seg.errmsg);
 		fprintf(stderr, PROGNAME ": a server error ends the run, it is not retried (the same "
 				"request would fail the same way); ");

@@ -73,6 +73,7 @@ segment_begin(Segments *s, const char *token)
 	s->seg_bytes = 0;
 	s->seg_events = 0;
 	s->seg_new_bytes = 0;
+	s->cut_valid = 0;
 }
 
 /* The open segment's events were not written: counted when they come again */
@@ -434,6 +435,12 @@ segment_commit(Segments *s, Lsn end)
 	if (s->open)
 	{
 		s->confirm = end;
+		s->cut_valid = 1;
+		s->cut_bytes = s->seg_bytes;
+		memcpy(s->cut_last, s->last, sizeof(s->cut_last));
+		memcpy(s->cut_counted, s->counted, sizeof(s->cut_counted));
+		s->cut_events = s->seg_events;
+		s->cut_new_bytes = s->seg_new_bytes;
 		return 0;
 	}
 	/* the transaction's last events are in the segment closing, or just closed */
@@ -444,6 +451,8 @@ segment_commit(Segments *s, Lsn end)
 		s->closing_lsn = end;
 		later = 1;
 	}
+	else if (s->closer_started && s->close_failed)
+		later = 1;				/* its events are gone: never confirmed */
 	else if (s->durable_ready)
 	{
 		s->durable = end;
@@ -452,6 +461,43 @@ segment_commit(Segments *s, Lsn end)
 	if (s->closer_started)
 		pthread_mutex_unlock(&s->lock);
 	return !later;
+}
+
+int
+segment_cut(Segments *s)
+{
+	uint64_t	keep;
+
+	if (!s->open || (s->cut_valid && s->cut_bytes == s->seg_bytes))
+		return 0;
+	if (s->dir != NULL && !s->cut_valid)
+	{
+		segment_abort(s);
+		return 0;
+	}
+	/* the segment's file holds the segment alone; standard output, the whole run */
+	keep = s->out->bytes - s->seg_bytes + (s->cut_valid ? s->cut_bytes : 0);
+	if (s->dir == NULL && keep < s->out->flushed)
+		return 0;				/* written out already: out of reach */
+	if (out_truncate(s->out, keep) != 0)
+	{
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
+		segment_abort(s);
+		return -1;
+	}
+	if (!s->cut_valid)
+	{
+		/* standard output, with nothing of the segment whole */
+		segment_uncount(s);
+		s->open = 0;
+		return 0;
+	}
+	s->seg_bytes = s->cut_bytes;
+	memcpy(s->last, s->cut_last, sizeof(s->last));
+	memcpy(s->counted, s->cut_counted, sizeof(s->counted));
+	s->seg_events = s->cut_events;
+	s->seg_new_bytes = s->cut_new_bytes;
+	return 0;
 }
 
 int

@@ -88,6 +88,18 @@ typedef struct Segments
 	uint64_t	closing_bytes;
 	int			closing_pending;	/* the closing segment's counts not yet added */
 
+	/*
+	 * The open segment as it was at the end of its last whole transaction
+	 * (its last commit marker), for segment_cut; cut_valid 0: none ended in
+	 * it yet.
+	 */
+	int			cut_valid;
+	uint64_t	cut_bytes;
+	char		cut_last[RESUME_TOKEN_LEN + 1];
+	char		cut_counted[RESUME_TOKEN_LEN + 1];
+	uint64_t	cut_events;
+	uint64_t	cut_new_bytes;
+
 	/* the highest token received at all, and whether segment_write's event passed it */
 	char		seen[RESUME_TOKEN_LEN + 1];
 	int			new_event;
@@ -142,6 +154,15 @@ extern int	segment_durable(Segments *s, Lsn *confirm);
  * events, when segment_close or segment_durable pass it on.
  */
 extern int	segment_commit(Segments *s, Lsn end);
+
+/*
+ * Keep only the open segment's whole transactions: cut it back to the end
+ * of the last transaction that ended in it, or remove it if none did (for
+ * a stream that ends with an error in the middle of a transaction).  To
+ * standard output only what is still buffered can be cut.  -1 with errmsg
+ * set if the cut failed (the segment has been removed).
+ */
+extern int	segment_cut(Segments *s);
 
 /* Is a segment closing in the background (or did one fail to)? */
 extern int	segment_closing(Segments *s);

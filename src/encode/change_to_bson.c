@@ -90,6 +90,8 @@ bson_change_key(BsonChangeKey *key, const BsonChangeTable *table,
 
 	Assert(table->nkeys > 0);
 	bson_writer_init(&w, 64);
+	/* a part of a document whose writer holds it to its limit */
+	w.max_size = (Size) BSON_MAX_DOCUMENT_SIZE;
 	if (table->nkeys == 1)
 	{
 		int			k = table->keys[0];
@@ -292,7 +294,11 @@ append_update_description(BsonWriter *w, const BsonChangeTable *table,
 	Size		fields;
 
 	if (ev->old)
+	{
+		/* values compared, never output: no limit of their own */
 		bson_writer_init(&scratch, 256);
+		scratch.max_size = (Size) BSON_MAX_DOCUMENT_SIZE;
+	}
 	desc = bson_append_document_begin(w, "updateDescription", 17);
 	fields = bson_append_document_begin(w, "updatedFields", 13);
 	for (int i = 0; i < natts; i++)

@@ -44,7 +44,8 @@ typedef struct StreamState
 	MemoryContext cxt;			/* the session's: the decoding context */
 	MemoryContext change_cxt;	/* reset after each change */
 	char	   *db;				/* ns.db, found at the first change */
-	uint64		position;		/* events of the current transaction so far */
+	uint64		position;		/* messages of the current transaction so far
+								 * (a split event's fragments each) */
 } StreamState;
 
 static void bson_startup_cb(LogicalDecodingContext *ctx,
@@ -173,6 +174,7 @@ report_oversized(BsonStreamTable *table, const BsonEventSplit *split,
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("change event of table %s is too large to split", table->name),
+				 /* the hint is the decoding context's: how to skip the transaction */
 				 errdetail("Its field \"%s\" alone makes a fragment of %zu bytes, over max-event-size (%zu bytes); events are split between their top-level fields only, as MongoDB splits them.  With unmappable-values set to fallback, such a fragment is written whole, over the limit.",
 						   field, split->oversized_size, limit)));
 	if (table->warned_oversized)
@@ -182,7 +184,7 @@ report_oversized(BsonStreamTable *table, const BsonEventSplit *split,
 			(errmsg("change event of table %s has a field too large to split", table->name),
 			 errdetail("Its field \"%s\" alone makes a fragment of %zu bytes, over max-event-size (%zu bytes): the fragment is written whole, over the limit, and MongoDB refuses to store a document that large.",
 					   field, split->oversized_size, limit),
-			 errhint("Leave the column out of the stream's tables, or set unmappable-values to error to stop at such a change.")));
+			 errhint("Leave the table out of the stream (exclude-tables), or turn full-document-before-change off where the old row's image is the field; with unmappable-values set to error, decoding stops at such a change instead.")));
 }
 
 /*

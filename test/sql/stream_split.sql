@@ -129,6 +129,14 @@ EXCEPTION WHEN program_limit_exceeded THEN
 		HINT = regexp_replace(hint, '[0-9A-F]+/[0-9A-F]+', '<commit end lsn>');
 END $$;
 
+-- events are held to max-event-size alone: bson_out.max_document_size,
+-- the SQL functions' limit, does not apply to any part of them (the key,
+-- the values compared for updatedFields)
+SET bson_out.max_document_size = 100;
+SELECT count(*) AS messages FROM pg_logical_slot_peek_binary_changes('split', NULL, NULL,
+	'max-event-size', '1kB', 'full-document-before-change', 'on');
+RESET bson_out.max_document_size;
+
 -- the options' values
 SELECT count(*) FROM pg_logical_slot_peek_binary_changes('split', NULL, NULL, 'max-event-size', '1000');
 SELECT count(*) FROM pg_logical_slot_peek_binary_changes('split', NULL, NULL, 'max-event-size', 'large');

@@ -857,7 +857,10 @@ def poison_run():
     sql("CREATE TABLE poison (id int PRIMARY KEY, b boom)")
     sql("SELECT pg_create_logical_replication_slot('poison', 'bson_out')")
     sql("INSERT INTO t1 VALUES (700001, 'before the poison', 1, '{}')")
-    sql("INSERT INTO poison VALUES (1, '7')")
+    # the poison transaction's first change is fine: it must not be written
+    # without the rest of its transaction
+    sql("BEGIN; INSERT INTO t1 VALUES (700002, 'with the poison', 1, '{}'); "
+        "INSERT INTO poison VALUES (1, '7'); COMMIT")
     out = os.path.join(WORK, "poison")
     t0 = time.time()
     try:
@@ -879,12 +882,13 @@ def poison_run():
           "server ERROR in the stream: exit 1 once after %.1f s, the message and its context, "
           "no reconnection" % took, "exit %s\n%s" % (rc, err[-3000:]))
     check(ids == [700001] and re.search(r": 1 events, .*, 0 reconnections", err) and not temp_files(out),
-          "server ERROR in the stream: the event before it written, durable, counted once",
+          "server ERROR in the stream: the transaction before it written, durable, counted once; "
+          "not the first change of the transaction it cut short",
           "ids %s\n%s" % (ids, err[-1500:]))
     sql("SELECT pg_drop_replication_slot('poison')")
     sql("DROP TABLE poison")
     sql("DROP TYPE boom CASCADE")
-    sql("DELETE FROM t1 WHERE id = 700001")
+    sql("DELETE FROM t1 WHERE id IN (700001, 700002)")
 
 
 def reconnect_delays(text):
