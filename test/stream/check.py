@@ -1215,17 +1215,21 @@ def clean_stop_run():
     for cycle in range(4):
         time.sleep(0.5 + rnd.random())
         # 100,000 rows in one transaction: tens of segments of the stream
+        before = set(os.listdir(os.path.join(out, "changes")))
         conn = connect()
         conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
             "".join("%d\tbig %d\t%d\t{}\n" % (k, k, k) for k in range(next_id, next_id + 100000))))
         conn.close()
         next_id += 100000
-        # stop once its events are coming: segments then appear by the hundred
-        # a second, against a few of the other changes'
-        seen = len(glob.glob(os.path.join(out, "changes", "*.bson")))
-        deadline = time.time() + 3
-        while time.time() < deadline and len(glob.glob(os.path.join(out, "changes", "*.bson"))) < seen + 5:
-            time.sleep(0.005)
+        # stop once a segment of it is written and its rest still to come: a
+        # segment whose tokens are of one transaction, past the positions of
+        # the other transactions' few changes and short of its last
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(
+                n.endswith(".bson") and n not in before and n[:16] == n[33:49] and
+                50 < int(n[49:65], 16) < 100000
+                for n in os.listdir(os.path.join(out, "changes"))):
+            time.sleep(0.002)
         stop(proc, "clean stop %d of 4" % (cycle + 1), signal.SIGTERM if cycle % 2 == 0 else signal.SIGINT)
         proc = start_client("cycles", out, stderr_path=stderr_path)
     wl.finish()
@@ -1239,7 +1243,7 @@ def clean_stop_run():
     check(nevents == distinct and not overlaps,
           "clean stops: 4 stops and restarts, %d events in %d segments, none written twice" % (distinct, len(ranges)),
           "%d events read, %d distinct; overlapping segments %s" % (nevents, distinct, overlaps[:5]))
-    check(waited >= 1, "clean stops: %d of the 4 stops came in the middle of a transaction and "
+    check(waited == 4, "clean stops: %d of the 4 stops came in the middle of a transaction and "
           "waited for its end" % waited, err[-2000:])
     compare("clean stops", out)
     read_back("clean stops", out)
