@@ -529,7 +529,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			Lsn			end = repl_get64(buf + 9);
 			const char *msg = buf + 25;
 			size_t		len = (size_t) n - 25;
-			const char *token = resume_token_of_event(msg, len);
+			const char *token;
 			uint64_t	messages;
 
 			if (end > st->server_end)
@@ -549,7 +549,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			 * --endpos: every transaction whose commit record starts at or
 			 * before it, and none after (a transaction is never cut).
 			 */
-			if (opt.endpos && !st->in_txn && token != NULL &&
+			if (opt.endpos && !st->in_txn &&
+				(token = resume_token_of_event(msg, len)) != NULL &&
 				resume_token_commit_lsn(token) > opt.endpos)
 			{
 				PQfreemem(buf);
