@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "db.h"
 
 /* A query of the catalogs; NULL with err set. */
@@ -179,6 +180,33 @@ split_port(const char *s, size_t len, char **name, char **port)
 	return *name == NULL || (colon && *port == NULL) ? -1 : 0;
 }
 
+/* One --worker-host mapping, split; the four strings malloc'ed (ports NULL if not given) */
+static int
+parse_map(const char *map, char **from, char **from_port, char **to, char **to_port,
+		  char *err, size_t errsize)
+{
+	const char *eq = strchr(map, '=');
+
+	*from = *from_port = *to = *to_port = NULL;
+	if (eq == NULL || eq == map || eq[1] == '\0')
+	{
+		snprintf(err, errsize, "invalid --worker-host \"%s\": give NAME[:PORT]=HOST[:PORT], "
+				 "NAME as the coordinator's pg_dist_node knows it", map);
+		return -1;
+	}
+	if (split_port(map, (size_t) (eq - map), from, from_port) != 0 ||
+		split_port(eq + 1, strlen(eq + 1), to, to_port) != 0)
+	{
+		free(*from);
+		free(*from_port);
+		free(*to);
+		free(*to_port);
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 int
 citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t errsize)
 {
@@ -186,7 +214,6 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 
 	for (m = 0; m < nmaps; m++)
 	{
-		const char *eq = strchr(maps[m], '=');
 		char	   *from;
 		char	   *from_port;
 		char	   *to;
@@ -194,18 +221,8 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 		int			matched = 0;
 		int			i;
 
-		if (eq == NULL || eq == maps[m] || eq[1] == '\0')
-		{
-			snprintf(err, errsize, "invalid --worker-host \"%s\": give NAME[:PORT]=HOST[:PORT], "
-					 "NAME as the coordinator's pg_dist_node knows it", maps[m]);
+		if (parse_map(maps[m], &from, &from_port, &to, &to_port, err, errsize) != 0)
 			return -1;
-		}
-		if (split_port(maps[m], (size_t) (eq - maps[m]), &from, &from_port) != 0 ||
-			split_port(eq + 1, strlen(eq + 1), &to, &to_port) != 0)
-		{
-			snprintf(err, errsize, "out of memory");
-			return -1;
-		}
 		for (i = 0; i < t->nnodes; i++)
 		{
 			CitusNode  *n = &t->nodes[i];
@@ -218,12 +235,44 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 			matched++;
 		}
 		if (matched == 0)
-			fprintf(stderr, "pg_bsonexport: warning: --worker-host \"%s\" matches no node "
+			fprintf(stderr, "%s: warning: --worker-host \"%s\" matches no node "
 					"holding the table's shards (pg_dist_node names them as NAME:PORT in -v's "
-					"lines)\n", maps[m]);
+					"lines)\n", progname, maps[m]);
 		/* 'to' and 'to_port' stay while the nodes use them: until the program ends */
 		free(from);
 		free(from_port);
+	}
+	return 0;
+}
+
+int
+citus_map_node(char *const *maps, int nmaps, const char *name, const char *port,
+			   char **host, char **conn_port, char *err, size_t errsize)
+{
+	int			m;
+
+	*host = *conn_port = NULL;
+	for (m = 0; m < nmaps; m++)
+	{
+		char	   *from;
+		char	   *from_port;
+		char	   *to;
+		char	   *to_port;
+		int			match;
+
+		if (parse_map(maps[m], &from, &from_port, &to, &to_port, err, errsize) != 0)
+			return -1;
+		match = strcmp(name, from) == 0 && (from_port == NULL || strcmp(port, from_port) == 0);
+		free(from);
+		free(from_port);
+		if (match)
+		{
+			*host = to;
+			*conn_port = to_port;
+			return 1;
+		}
+		free(to);
+		free(to_port);
 	}
 	return 0;
 }

@@ -60,6 +60,15 @@ extern int	citus_lookup(PGconn *conn, const char *oid, CitusTable *t,
 extern int	citus_map_nodes(CitusTable *t, char *const *maps, int nmaps,
 							char *err, size_t errsize);
 
+/*
+ * The same for one node, NAME:PORT in pg_dist_node: 1 with *host and
+ * *conn_port (NULL: the node's port) malloc'ed, 0 if no mapping names it,
+ * -1 with err set.
+ */
+extern int	citus_map_node(char *const *maps, int nmaps, const char *name,
+						   const char *port, char **host, char **conn_port,
+						   char *err, size_t errsize);
+
 extern void citus_free(CitusTable *t);
 
 #endif							/* CITUS_H */

@@ -242,6 +242,24 @@ list_collections(Dump *d, PGconn *conn)
 		goto done;
 	}
 
+	/*
+	 * On a node of a Citus cluster, a stream's first copy is of the rows
+	 * that node's change stream carries: its shards, named by their tables
+	 * (bson_out.citus_rows), which Citus hides from queries of pg_class,
+	 * and whose LOCK (ACCESS SHARE, for the copy) it takes for a change,
+	 * unless told otherwise.
+	 */
+	if (d->o->node_rows &&
+		db_command(conn, "SELECT pg_catalog.set_config('bson_out.citus_rows', 'node', false), "
+				   "  pg_catalog.set_config('citus.override_table_visibility', 'off', false), "
+				   "  pg_catalog.set_config('citus.enable_manual_changes_to_shards', 'on', false) "
+				   "FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'",
+				   "could not set up the session", d->err, d->errsize) != 0)
+	{
+		rc = -1;
+		goto done;
+	}
+
 	/* the source's name qualified, whatever the search_path, for LOCK */
 	snprintf(sql, sizeof(sql),
 			 "SELECT b.db, b.coll, pg_catalog.format('%%I.%%I', n.nspname, c.relname), "

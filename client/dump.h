@@ -46,6 +46,8 @@ typedef struct DumpOptions
 	size_t		max_size;		/* largest document */
 	int			validate;		/* every element, not only the framing */
 	int			verbose;		/* print each part's statement */
+	int			node_rows;		/* a Citus node: its own shards' rows, as its
+								 * change stream has them (bson_out.citus_rows) */
 	Progress   *progress;		/* updated while the parts run, or NULL */
 } DumpOptions;
 

@@ -34,6 +34,7 @@
 #include <libpq-fe.h>
 
 #include "bson_check.h"
+#include "citus_stream.h"
 #include "commit_marker.h"
 #include "common.h"
 #include "db.h"
@@ -70,6 +71,9 @@ typedef struct Options
 	int			no_sync;
 	int			jobs;
 	Lsn			endpos;			/* 0: stream until stopped */
+	int			citus;			/* one stream per node of a Citus cluster */
+	char	   *worker_hosts[64];	/* --worker-host */
+	int			nworker_hosts;
 	ReplEventOptions events;	/* --unmappable-values (NULL: the plugin's
 								 * default, fallback, in the copy too),
 								 * --full-document-before-change */
@@ -156,6 +160,13 @@ usage(FILE *f)
 			"                             kB, MB, GB, TB, 1024-based as PostgreSQL's)\n"
 			"      --segment-time=SECS    close a segment at this age (default 10s)\n"
 			"      --status-interval=SECS standby status updates (default 10s)\n"
+			"Citus:\n"
+			"      --citus                follow every node of the Citus cluster whose\n"
+			"                             coordinator this connects to: a slot and a stream\n"
+			"                             per node, in DIR/group-<groupid>\n"
+			"      --worker-host=NAME[:PORT]=HOST[:PORT]  reach the node pg_dist_node\n"
+			"                             knows as NAME at HOST (repeatable)\n"
+			"Stopping:\n"
 			"  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
 			"                             closed and confirmed, exit 0)\n"
 			"      --no-reconnect         exit on a lost connection instead of reconnecting\n"
@@ -199,6 +210,8 @@ parse_options(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{"endpos", required_argument, NULL, 'E'},
 		{"full-document-before-change", no_argument, NULL, 10},
+		{"citus", no_argument, NULL, 11},
+		{"worker-host", required_argument, NULL, 12},
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
@@ -223,6 +236,15 @@ parse_options(int argc, char **argv)
 				break;
 			case 10:
 				opt.events.before_change = 1;
+				break;
+			case 11:
+				opt.citus = 1;
+				break;
+			case 12:
+				if (opt.nworker_hosts == (int) (sizeof(opt.worker_hosts) / sizeof(opt.worker_hosts[0])))
+					die_usage("too many --worker-host (at most %d)",
+							  (int) (sizeof(opt.worker_hosts) / sizeof(opt.worker_hosts[0])));
+				opt.worker_hosts[opt.nworker_hosts++] = optarg;
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -284,6 +306,12 @@ parse_options(int argc, char **argv)
 		die_usage("--initial-copy needs --create-slot: only a new slot's snapshot matches its stream");
 	if (opt.initial_copy && strcmp(opt.output, "-") == 0)
 		die_usage("--initial-copy needs -o DIR: the copy is written to DIR/initial");
+	if (opt.citus && strcmp(opt.output, "-") == 0)
+		die_usage("--citus needs -o DIR: each node's stream is written to DIR/group-<groupid>");
+	if (opt.citus && opt.endpos)
+		die_usage("--citus cannot stop at --endpos: each node has WAL positions of its own");
+	if (opt.nworker_hosts && !opt.citus)
+		die_usage("--worker-host is for --citus");
 	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
 		die_usage("refusing to write BSON to a terminal; use -o DIR, or redirect standard output");
 	opt.conn.replication = "database";
@@ -702,6 +730,7 @@ copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
 	o.force = 0;
 	o.max_size = BSON_MONGODB_MAX_SIZE;
 	o.validate = 1;
+	o.node_rows = 1;
 	return initial_copy(&opt.conn, snapshot, opt.output, &o, stats, err, errsize);
 }
 
@@ -749,8 +778,9 @@ copy_failed(PGconn *conn, const char *err)
 		err, opt.slot);
 }
 
-int
-main(int argc, char **argv)
+/* The stream of one server, the one opt.conn reaches */
+static int
+stream_server(void)
 {
 	State		st;
 	PGconn	   *conn;
@@ -762,11 +792,9 @@ main(int argc, char **argv)
 	double		backoff = BACKOFF_MIN;
 	int			to_stdout;
 
-	parse_options(argc, argv);
 	to_stdout = strcmp(opt.output, "-") == 0;
 	memset(&st, 0, sizeof(st));
 	memset(&init, 0, sizeof(init));
-	signals_install();
 
 	if (!to_stdout)
 	{
@@ -932,4 +960,26 @@ main(int argc, char **argv)
 	}
 	segment_finish(&st.seg);
 	return end == STREAM_STOPPED ? 0 : 1;
+}
+
+/* One node's stream of a Citus cluster, in a process of its own (citus_stream.h) */
+static int
+stream_citus_node(const ConnOpts *conn, const char *dir, int create_slot, int initial_copy)
+{
+	opt.conn = *conn;
+	opt.output = dir;
+	opt.create_slot = create_slot;
+	opt.initial_copy = initial_copy;
+	return stream_server();
+}
+
+int
+main(int argc, char **argv)
+{
+	parse_options(argc, argv);
+	signals_install();
+	if (opt.citus)
+		return citus_stream_run(&opt.conn, opt.worker_hosts, opt.nworker_hosts, opt.output,
+								opt.create_slot, opt.initial_copy, stream_citus_node);
+	return stream_server();
 }

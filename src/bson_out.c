@@ -24,6 +24,7 @@
 #include "bson_to_json.h"
 #include "bson_to_jsonb.h"
 #include "bson_writer.h"
+#include "citus_tables.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,6 +40,12 @@ int			bson_unmappable_values = BSON_UNMAPPABLE_ERROR;
 static const struct config_enum_entry unmappable_values_options[] = {
 	{"error", BSON_UNMAPPABLE_ERROR, false},
 	{"fallback", BSON_UNMAPPABLE_FALLBACK, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry citus_rows_options[] = {
+	{"tables", BSON_CITUS_ROWS_TABLES, false},
+	{"node", BSON_CITUS_ROWS_NODE, false},
 	{NULL, 0, false}
 };
 
@@ -71,6 +78,15 @@ _PG_init(void)
 							 &bson_unmappable_values,
 							 BSON_UNMAPPABLE_ERROR,
 							 unmappable_values_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("bson_out.citus_rows",
+							 "Where bson_collections() reads the rows of a Citus table: tables or node.",
+							 "tables reads them through the table, from every node; node reads this node's shards only, as this node's change stream carries them (pg_bsonstream's first copy on each node of a cluster).",
+							 &bson_citus_rows,
+							 BSON_CITUS_ROWS_TABLES,
+							 citus_rows_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

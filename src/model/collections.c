@@ -12,9 +12,12 @@
  */
 #include "bson_compat.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "commands/dbcommands.h"
@@ -26,23 +29,12 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
+#include "citus_tables.h"
 #include "collection_metadata.h"
 #include "table_model.h"
 #include "table_patterns.h"
-
-/*
- * The tables that can hold rows and be streamed: regular tables and
- * partitions, logged, outside the system's schemas (pg_catalog, pg_toast,
- * the temporary ones; a user cannot name a schema pg_*).
- */
-static const char *const candidates_sql =
-"SELECT c.oid FROM pg_catalog.pg_class c"
-" JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-" WHERE c.relkind OPERATOR(pg_catalog.=) 'r'"
-" AND c.relpersistence OPERATOR(pg_catalog.=) 'p'"
-" AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema'"
-" AND n.nspname OPERATOR(pg_catalog.!~) '^pg_'";
 
 #define NCOLUMNS 7
 
@@ -90,25 +82,42 @@ source_cmp(const void *a, const void *b)
 	return c != 0 ? c : strcmp(x->name, y->name);
 }
 
+/*
+ * The tables that can hold rows and be streamed: regular tables and
+ * partitions, logged (the schemas are bson_table_selected's to judge).
+ * pg_class is scanned directly, not queried: a planner hook may hide some
+ * of its rows from queries (Citus hides its shards), and they are the rows
+ * a Citus node's change stream carries.
+ */
 static Oid *
 candidate_tables(int *n)
 {
-	Oid		   *oids;
+	Relation	rel = table_open(RelationRelationId, AccessShareLock);
+	/* the tables as the transaction sees them, as a query of pg_class would */
+	Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
+	HeapTuple	tuple;
+	int			size = 256;
+	Oid		   *oids = palloc(sizeof(Oid) * size);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(candidates_sql, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list the tables: %s", candidates_sql);
-	*n = (int) SPI_processed;
-	oids = MemoryContextAlloc(TopTransactionContext, sizeof(Oid) * Max(*n, 1));
-	for (int i = 0; i < *n; i++)
+	*n = 0;
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
-		bool		isnull;
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tuple);
 
-		oids[i] = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-												 SPI_tuptable->tupdesc, 1, &isnull));
+		CHECK_FOR_INTERRUPTS();
+		if (c->relkind != RELKIND_RELATION || c->relpersistence != RELPERSISTENCE_PERMANENT)
+			continue;
+		if (*n == size)
+		{
+			size *= 2;
+			oids = repalloc(oids, sizeof(Oid) * size);
+		}
+		oids[(*n)++] = c->oid;
 	}
-	SPI_finish();
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
 	return oids;
 }
 
@@ -182,6 +191,8 @@ bson_collections(PG_FUNCTION_ARGS)
 		char	   *relschema;
 		char	   *relname;
 		Source	   *s;
+		Oid			table;
+		bool		here;
 
 		CHECK_FOR_INTERRUPTS();
 		relschema = get_namespace_name(get_rel_namespace(relid));
@@ -191,9 +202,19 @@ bson_collections(PG_FUNCTION_ARGS)
 			continue;
 		if (!bson_table_selected(include, exclude, relid, partition_root))
 			continue;
+		/*
+		 * A Citus table's rows are read through the table, which collects
+		 * them from every node, or, with bson_out.citus_rows = node, in this
+		 * node's shards, as this node's change stream has them.
+		 */
+		table = bson_collection_table(relid, partition_root, &here);
+		if (bson_citus_rows == BSON_CITUS_ROWS_NODE ?
+			!here || bson_citus_is_sharded(relid) :
+			table != relid && bson_citus_is_sharded(table) && !bson_citus_is_sharded(relid))
+			continue;
 		s = &sources[nsources++];
 		s->relid = relid;
-		s->table = bson_collection_table(relid, partition_root);
+		s->table = table;
 		s->coll = bson_collection_name(s->table, include_schema);
 		s->name = quote_qualified_identifier(relschema, relname);
 	}

@@ -80,7 +80,7 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 	cache->row.nulls = palloc(sizeof(bool) * Max(cache->own->natts, 1));
 	cache->row.missing = NULL;
 	MemoryContextSwitchTo(old);
-	table = bson_collection_table(relid, partition_root);
+	table = bson_collection_table(relid, partition_root, NULL);
 	model = table == relid ? rel : relation_open(table, AccessShareLock);
 	if (bson_table_model_build(&cache->model, model, cache->mcxt))
 		bson_warn_id_column_left_out(bson_table_name(table));

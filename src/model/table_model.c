@@ -13,14 +13,26 @@
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 
+#include "citus_tables.h"
 #include "table_patterns.h"
 
+/* A Citus shard's table, else relid itself */
+static Oid
+unsharded(Oid relid, bool *here)
+{
+	Oid			table = bson_citus_shard_table(relid, here);
+
+	return OidIsValid(table) ? table : relid;
+}
+
 Oid
-bson_collection_table(Oid relid, bool partition_root)
+bson_collection_table(Oid relid, bool partition_root, bool *here)
 {
 	List	   *ancestors;
 	Oid			root;
+	bool		here_ignored;
 
+	relid = unsharded(relid, here ? here : &here_ignored);
 	if (!partition_root || !get_rel_relispartition(relid))
 		return relid;
 	/* nearest first: the last is the root */
@@ -65,9 +77,12 @@ names_match(List *patterns, Oid relid)
 static bool
 table_or_ancestor_matches(List *patterns, Oid relid, bool partition_root)
 {
-	Oid			table = bson_collection_table(relid, partition_root);
+	Oid			table = bson_collection_table(relid, partition_root, NULL);
 	bool		matched = names_match(patterns, table);
+	bool		here;
 
+	/* a shard is named by its table, and so are the partitions above it */
+	relid = unsharded(relid, &here);
 	if (!partition_root && get_rel_relispartition(relid))
 	{
 		List	   *ancestors = get_partition_ancestors(relid);
@@ -81,10 +96,27 @@ table_or_ancestor_matches(List *patterns, Oid relid, bool partition_root)
 	return matched;
 }
 
+/*
+ * Is relid in one of the system's schemas (pg_catalog, pg_toast, the
+ * temporary ones, information_schema)?  A user cannot name a schema pg_*;
+ * the tables an extension keeps there (Citus's metadata) are not the user's
+ * data.
+ */
+static bool
+in_system_schema(Oid relid)
+{
+	char	   *schema = get_namespace_name(get_rel_namespace(relid));
+
+	return schema == NULL || strncmp(schema, "pg_", 3) == 0 ||
+		strcmp(schema, "information_schema") == 0;
+}
+
 bool
 bson_table_selected(List *include, List *exclude, Oid relid,
 					bool partition_root)
 {
+	if (in_system_schema(relid))
+		return false;
 	if (include != NIL &&
 		!table_or_ancestor_matches(include, relid, partition_root))
 		return false;

@@ -18,7 +18,8 @@
  * A partition's rows belong, by default, to its root partitioned table: one
  * collection under the root's name, the root's columns and key, as
  * pgoutput's publish_via_partition_root; without that, each partition is a
- * table of its own.
+ * table of its own.  A Citus shard's rows belong to its distributed or
+ * reference table, on every node, in the same way.
  */
 #ifndef TABLE_MODEL_H
 #define TABLE_MODEL_H
@@ -29,13 +30,19 @@
 
 #include "change_to_bson.h"
 
-/* The table whose collection relid's rows go to: the root, or itself */
-extern Oid	bson_collection_table(Oid relid, bool partition_root);
+/*
+ * The table whose collection relid's rows go to: a Citus shard's table
+ * (citus_tables.h), then the root of a partition, or relid itself.  here,
+ * if not NULL, is set false for a shard whose changes another node's stream
+ * carries.
+ */
+extern Oid	bson_collection_table(Oid relid, bool partition_root, bool *here);
 
 /*
  * Do the filters (Lists of TablePattern, NIL include: every table) select
  * the rows of relid?  With partition_root, by the name of its collection's
  * table; else by its own name or that of any partitioned table above it.
+ * A table in a system schema (pg_*, information_schema) never is.
  */
 extern bool bson_table_selected(List *include, List *exclude, Oid relid,
 								bool partition_root);

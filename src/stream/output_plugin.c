@@ -23,6 +23,7 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/logical.h"
+#include "replication/origin.h"
 #include "replication/output_plugin.h"
 #include "replication/reorderbuffer.h"
 #include "replication/slot.h"
@@ -59,6 +60,8 @@ static void bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 static void bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 							 int nrelations, Relation relations[],
 							 ReorderBufferChange *change);
+static bool bson_filter_by_origin_cb(LogicalDecodingContext *ctx,
+									 RepOriginId origin_id);
 
 void
 _PG_output_plugin_init(OutputPluginCallbacks *cb)
@@ -71,6 +74,21 @@ _PG_output_plugin_init(OutputPluginCallbacks *cb)
 	cb->truncate_cb = bson_truncate_cb;
 	cb->commit_cb = bson_commit_cb;
 	cb->shutdown_cb = bson_shutdown_cb;
+	cb->filter_by_origin_cb = bson_filter_by_origin_cb;
+}
+
+/*
+ * With origin=none (the default where Citus runs), changes replayed here
+ * under a replication origin are not decoded at all: those of a
+ * subscription, and the rows Citus copies when it moves, splits or
+ * distributes a shard, which the node they came from has streamed already.
+ */
+static bool
+bson_filter_by_origin_cb(LogicalDecodingContext *ctx, RepOriginId origin_id)
+{
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+
+	return st->options.skip_origins && origin_id != InvalidRepOriginId;
 }
 
 static void

@@ -17,11 +17,12 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
+#include "citus_tables.h"
 #include "table_patterns.h"
 
 #define OPTION_NAMES "include-tables, exclude-tables, full-document, " \
 	"full-document-before-change, omit-nulls, ns-db, include-schema, " \
-	"partition-root, unmappable-values, max-event-size and commit-markers"
+	"partition-root, unmappable-values, max-event-size, commit-markers and origin"
 
 static const char *
 option_value(DefElem *opt)
@@ -116,6 +117,7 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 	bool		seen_unmappable = false;
 	bool		seen_max_event_size = false;
 	bool		seen_commit_markers = false;
+	bool		seen_origin = false;
 
 	memset(opts, 0, sizeof(*opts));
 	opts->change.full_document = true;
@@ -124,6 +126,14 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 	opts->unmappable = BSON_UNMAPPABLE_FALLBACK;
 	/* MongoDB's limit for a document, and so for an event it stores or sends */
 	opts->max_event_size = 16 * 1024 * 1024;
+
+	/*
+	 * Citus marks the rows its shard moves, splits and distributions copy
+	 * with a replication origin: streaming them would send each moved row
+	 * again as an insert.  Without Citus, changes that logical replication
+	 * applied here are streamed as before.
+	 */
+	opts->skip_origins = bson_citus_loaded();
 
 	foreach(lc, options)
 	{
@@ -184,6 +194,21 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 		{
 			check_once(opt, &seen_commit_markers);
 			opts->commit_markers = parse_bool_option(opt);
+		}
+		else if (strcmp(name, "origin") == 0)
+		{
+			const char *value = option_value(opt);
+
+			check_once(opt, &seen_origin);
+			if (value != NULL && strcmp(value, "none") == 0)
+				opts->skip_origins = true;
+			else if (value != NULL && strcmp(value, "any") == 0)
+				opts->skip_origins = false;
+			else
+				report_bad_value(opt, value == NULL
+								 ? "The option needs a value: none or any."
+								 : psprintf("\"%s\" is not an origin filter: use none (changes made on this server only) or any.",
+											value));
 		}
 		else if (strcmp(name, "ns-db") == 0)
 		{

@@ -23,6 +23,9 @@ typedef struct BsonStreamOptions
 	BsonUnmappable unmappable;	/* unmappable-values */
 	Size		max_event_size; /* larger events are split into fragments */
 	bool		commit_markers; /* a marker after each transaction's events */
+	bool		skip_origins;	/* origin=none: leave out changes that carry a
+								 * replication origin (applied by logical
+								 * replication, or copied by Citus) */
 	BsonChangeOptions change;	/* full-document, full-document-before-change,
 								 * omit-nulls */
 } BsonStreamOptions;

@@ -13,7 +13,8 @@
  * whose mapping reads a named composite type cannot tell which relcache
  * invalidation concerns that type, so it is worked out again on any of them;
  * a schema renamed changes the names of its tables, so that marks them all.
- * A partition streamed as its root is worked out again when the root is.
+ * A partition streamed as its root is worked out again when the root is, and
+ * so is a Citus shard when its table is.
  *
  * The callbacks cannot be unregistered and outlive the session; the hash
  * table lives in CacheMemoryContext, not in the decoding context, so that
@@ -186,7 +187,8 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			const char *db)
 {
 	Oid			relid = RelationGetRelid(rel);
-	Oid			table = bson_collection_table(relid, opts->partition_root);
+	bool		here;
+	Oid			table = bson_collection_table(relid, opts->partition_root, &here);
 	BsonChangeTable *t = &entry->change;
 
 	/*
@@ -210,20 +212,25 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->name = MemoryContextStrdup(entry->mcxt, bson_table_name(relid));
 	/* partitions that are tables of their own leave their root no rows */
 	/* whether selected or not: a renamed ancestor can change that */
-	if (rel->rd_rel->relispartition)
+	/* a Citus shard's table decides it too, as a partition's ancestors do */
+	if (rel->rd_rel->relispartition || table != relid)
 	{
-		List	   *ancestors = get_partition_ancestors(relid);
+		List	   *ancestors = rel->rd_rel->relispartition ?
+			get_partition_ancestors(relid) : NIL;
 		ListCell   *lc;
 
 		entry->ancestors = MemoryContextAlloc(entry->mcxt,
-											  sizeof(Oid) * Max(list_length(ancestors), 1));
+											  sizeof(Oid) * (list_length(ancestors) + 1));
 		foreach(lc, ancestors)
 			entry->ancestors[entry->nancestors++] = lfirst_oid(lc);
+		if (!list_member_oid(ancestors, table))
+			entry->ancestors[entry->nancestors++] = table;
 		list_free(ancestors);
 		tables_have_partitions = true;
 	}
-	entry->selected = (opts->partition_root ||
-					   rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
+	/* a reference table's copy on a worker: the coordinator streams its changes */
+	entry->selected = here &&
+		(opts->partition_root || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
 		bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
 							opts->partition_root);
 	if (entry->selected)
@@ -237,7 +244,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 		{
 			model = RelationIdGetRelation(table);
 			if (!RelationIsValid(model))
-				elog(ERROR, "could not open partitioned table %u of partition %s",
+				elog(ERROR, "could not open table %u, whose collection holds the rows of %s",
 					 table, entry->name);
 			entry->root = table;
 		}

@@ -23,13 +23,15 @@ typedef struct BsonStreamTable
 	bool		warned_no_identity; /* warnings are given once per session */
 	bool		warned_id_column;
 	bool		has_composites; /* its mapping reads named row types */
-	Oid			root;			/* a partition streamed as its root table:
-								 * the root, else InvalidOid */
+	Oid			root;			/* a partition streamed as its root table, or
+								 * a Citus shard: the table whose collection
+								 * it is, else InvalidOid */
 	int		   *column_map;		/* with root: each root column's column of
 								 * this table, -1 for none */
 	int			natts;			/* this table's columns when worked out */
 	Oid		   *ancestors;		/* a partition: the tables above it, whose
-								 * names and definitions decide its entry */
+								 * names and definitions decide its entry (a
+								 * shard: its table too) */
 	int			nancestors;
 	bool		key_unlogged;	/* with root: this partition's own replica
 								 * identity does not log the root's key, so

@@ -68,19 +68,27 @@ citus_cluster_start() {
 		"${CITUS_RUNAS[@]}" "$PG_BINDIR/initdb" -D "$dir/data" -U postgres \
 			--encoding=UTF8 --locale=C --auth=trust >"$CITUS_DIR/$node-initdb.log" 2>&1 ||
 			{ cat "$CITUS_DIR/$node-initdb.log" >&2; return 1; }
-		# wal_level = logical: shard moves replicate through logical decoding
+		# wal_level = logical: shard moves replicate through logical decoding,
+		# and the nodes' change streams decode it; Citus's change data capture
+		# setting marks the rows its moves and splits copy with an origin
 		cat >>"$dir/data/postgresql.conf" <<-EOF
 			shared_preload_libraries = 'citus'
 			listen_addresses = '127.0.0.1'
 			port = $port
 			unix_socket_directories = '$dir'
 			wal_level = logical
+			citus.enable_change_data_capture = on
 			max_replication_slots = 20
 			max_wal_senders = 20
 			fsync = off
 			synchronous_commit = off
 			full_page_writes = off
 		EOF
+		# where the server restricts output plugins: bson_out for the change
+		# streams, and Citus's own (pgoutput for shard moves, citus for splits)
+		if "$PG_BINDIR/postgres" --describe-config 2>/dev/null | grep '^output_plugin_libraries' >/dev/null; then
+			echo "output_plugin_libraries = 'pgoutput,test_decoding,citus,bson_out'" >>"$dir/data/postgresql.conf"
+		fi
 		"${CITUS_RUNAS[@]}" "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null ||
 			{ cat "$dir/server.log" >&2; return 1; }
 		export "CITUS_${var}_PORT=$port" "CITUS_${var}_SOCKET=$dir"
