@@ -546,6 +546,10 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				db_error_context(res, err, errsize);
 				e = STREAM_ERROR;
 			}
+			else if (PQresultStatus(res) != PGRES_FATAL_ERROR && PQstatus(conn) == CONNECTION_OK)
+				/* the walsender ended its COPY without an error: a shutdown, a restart */
+				snprintf(err, errsize, "the server ended the stream (it is shutting down or "
+						 "restarting)");
 			else
 				db_error(conn, res, "the stream ended", err, errsize);
 			PQclear(res);

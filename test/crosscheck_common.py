@@ -68,3 +68,26 @@ def bson_elements(data):
     if off != last or data[last:] != b"\0":
         raise ValueError("elements end at byte %d of %d" % (off, len(data)))
     return out
+
+
+def reassemble(messages):
+    """The events of messages in stream order, a split event's fragments
+    merged as a consumer of $changeStreamSplitLargeEvent merges them: their
+    fields in order, the last fragment's _id (where to resume after it)."""
+    parts = []
+    for m in messages:
+        split = m.get("splitEvent")
+        if split is None:
+            assert not parts, "an event inside a split event's fragments"
+            yield m
+            continue
+        assert split["fragment"] == len(parts) + 1, "fragment %s after %d" % (split, len(parts))
+        parts.append(m)
+        if split["fragment"] == split["of"]:
+            merged = {}
+            for f in parts:
+                merged.update((k, v) for k, v in f.items() if k not in ("_id", "splitEvent"))
+            merged["_id"] = parts[-1]["_id"]
+            parts = []
+            yield merged
+    assert not parts, "a split event without its last fragment"

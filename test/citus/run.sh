@@ -18,13 +18,15 @@
 #   - settings: a plain SET stays on the coordinator; SET LOCAL with
 #     citus.propagate_set_commands = 'local' reaches the workers.
 #
-# Then test/citus/export.sh (pg_bsonexport on Citus), when it is there, on the
-# same cluster; its "citus-export: N passed, M failed" adds to the counts.
+# Then test/citus/export.sh (pg_bsonexport on Citus) and test/citus/stream.sh
+# (pg_bsonstream --citus, the plugin's naming and origin filter), on the same
+# cluster; their "citus-export: ..." and "citus-stream: N passed, M failed"
+# add to the counts.
 #
 # Without Citus (no archive, not PostgreSQL 15, not root) it prints
 # "skip: citus: REASON" and last "citus: 0 passed, 0 failed, skipped";
 # otherwise last "citus: N passed, M failed".  Exit status 0 only when
-# nothing failed.  Under a minute once Citus is built.
+# nothing failed.  About two minutes once Citus is built.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PG_MAJOR=${PG_MAJOR:-15}
@@ -203,19 +205,30 @@ else
 	echo "info: a plain SET IntervalStyle does not reach the workers (dist gives the default style)"
 fi
 
+# sub_stage SCRIPT NAME: a script of its own on this cluster, whose last
+# "NAME: N passed, M failed" line adds to the counts
+sub_stage() {
+	local script=$1 name=$2 out rc line n_ok n_bad
+	out=$(PG_BSONEXPORT=${PG_BSONEXPORT:-} PG_BSONSTREAM=${PG_BSONSTREAM:-} "$script" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	line=$(printf '%s\n' "$out" | grep -E "^$name: [0-9]+ passed, [0-9]+ failed" | tail -1)
+	n_ok=$(printf '%s' "$line" | sed -E "s/^$name: ([0-9]+) passed.*/\\1/")
+	n_bad=$(printf '%s' "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	passed=$((passed + ${n_ok:-0}))
+	failed=$((failed + ${n_bad:-0}))
+	if [ $rc -ne 0 ] || [ -z "$line" ]; then
+		[ "${n_bad:-0}" -gt 0 ] || fail "$script (exit status $rc, no count line)"
+	fi
+}
+
 if [ -x test/citus/export.sh ]; then
 	log "pg_bsonexport on Citus: test/citus/export.sh"
-	exp_out=$(PG_BSONEXPORT=${PG_BSONEXPORT:-} test/citus/export.sh 2>&1)
-	exp_rc=$?
-	printf '%s\n' "$exp_out"
-	exp_line=$(printf '%s\n' "$exp_out" | grep -E '^citus-export: [0-9]+ passed, [0-9]+ failed' | tail -1)
-	exp_ok=$(printf '%s' "$exp_line" | sed -E 's/^citus-export: ([0-9]+) passed.*/\1/')
-	exp_bad=$(printf '%s' "$exp_line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-	passed=$((passed + ${exp_ok:-0}))
-	failed=$((failed + ${exp_bad:-0}))
-	if [ $exp_rc -ne 0 ] || [ -z "$exp_line" ]; then
-		[ "${exp_bad:-0}" -gt 0 ] || fail "test/citus/export.sh (exit status $exp_rc, no count line)"
-	fi
+	sub_stage test/citus/export.sh citus-export
+fi
+if [ -x test/citus/stream.sh ]; then
+	log "pg_bsonstream --citus: test/citus/stream.sh"
+	sub_stage test/citus/stream.sh citus-stream
 fi
 
 citus_cluster_stop

@@ -35,9 +35,12 @@ import threading
 import time
 import urllib.parse
 
-import bson
-import bson.json_util
-import psycopg2
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from crosscheck_common import reassemble   # noqa: E402  (before bson.json_util)
+
+import bson   # noqa: E402
+import bson.json_util   # noqa: E402
+import psycopg2   # noqa: E402
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
@@ -268,29 +271,6 @@ def replay(out):
         elif op == "delete":
             docs.pop(key, None)
     return model, nevents, len(events)
-
-
-def reassemble(messages):
-    """The events of messages in stream order, a split event's fragments
-    merged as a consumer of $changeStreamSplitLargeEvent merges them: their
-    fields in order, the last fragment's _id (where to resume after it)."""
-    parts = []
-    for m in messages:
-        split = m.get("splitEvent")
-        if split is None:
-            assert not parts, "an event inside a split event's fragments"
-            yield m
-            continue
-        assert split["fragment"] == len(parts) + 1, "fragment %s after %d" % (split, len(parts))
-        parts.append(m)
-        if split["fragment"] == split["of"]:
-            merged = {}
-            for f in parts:
-                merged.update((k, v) for k, v in f.items() if k not in ("_id", "splitEvent"))
-            merged["_id"] = parts[-1]["_id"]
-            parts = []
-            yield merged
-    assert not parts, "a split event without its last fragment"
 
 
 def tables_now():

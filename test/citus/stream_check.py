@@ -1,0 +1,505 @@
+#!/usr/bin/env python3
+"""pg_bsonstream --citus on the Citus stage's live cluster (test/citus/stream.sh).
+
+A random workload from several sessions on a distributed table (32 shards),
+a reference table and a local table of the coordinator runs while
+pg_bsonstream --citus follows every node, from its first copy on.  During
+it: a shard moved from worker 1 to worker 2 (logical replication, writes
+going on), a shard split between the workers, the client killed with
+SIGKILL and started again, worker 1 restarted.  Then a node that joins the
+cluster and takes a shard while the stream runs.  At the end:
+
+  - every event is named by its table (no shard name), the reference
+    table's only in the coordinator's stream;
+  - the copies and the events, replayed onto a model as MongoDB's Kafka sink
+    applies them (insert and replace: the whole document; update: $set of
+    updatedFields and $unset of removedFields; delete: the document gone),
+    each node's events once (a resume token sent again after the kill is
+    counted, and dropped) and the nodes' streams merged by wallTime, give
+    exactly the tables' documents (bson_document of every row): no row
+    missing, none twice (an insert of a document the model has already, or
+    a change of one it lacks, is counted as an error), none different.
+
+The last line is "citus-stream: N passed, M failed".
+"""
+import glob
+import heapq
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from crosscheck_common import pg_error, reassemble   # noqa: E402  (before bson.json_util)
+
+import bson   # noqa: E402
+import psycopg2   # noqa: E402
+
+BIN = os.environ["PG_BSONSTREAM"]
+WORK = os.environ["WORK"]
+PG_BINDIR = os.environ["PG_BINDIR"]
+CITUS_DIR = os.environ["CITUS_DIR"]
+RUNAS = os.environ.get("RUNAS", "").split()
+NODES = {n: (os.environ["CITUS_%s_SOCKET" % n.upper()], os.environ["CITUS_%s_PORT" % n.upper()])
+         for n in ("coord", "worker1", "worker2")}
+TABLES = ("cs_dist", "cs_ref", "cs_loc")
+SESSIONS = 4
+
+passed = 0
+failed = 0
+
+
+def ok(name):
+    global passed
+    passed += 1
+    print("ok   %s" % name, flush=True)
+
+
+def fail(name, detail=""):
+    global failed
+    failed += 1
+    print("FAIL %s" % name, flush=True)
+    for line in str(detail).splitlines()[:40]:
+        print("     | %s" % line, flush=True)
+
+
+def check(cond, name, detail=""):
+    if cond:
+        ok(name)
+    else:
+        fail(name, detail)
+    return cond
+
+
+def connect(node="coord"):
+    host, port = NODES[node]
+    c = psycopg2.connect(host=host, port=port, user="postgres", dbname="postgres")
+    c.autocommit = True
+    return c
+
+
+def sql(query, node="coord"):
+    c = connect(node)
+    try:
+        cur = c.cursor()
+        cur.execute(query)
+        return cur.fetchall() if cur.description else None
+    finally:
+        c.close()
+
+
+def setup():
+    sql("""
+        DROP TABLE IF EXISTS cs_dist, cs_ref, cs_loc;
+        CREATE TABLE cs_dist (id bigint PRIMARY KEY, v int NOT NULL, t text, n numeric,
+                              ts timestamptz, doc jsonb);
+        SELECT create_distributed_table('cs_dist', 'id', shard_count := 32);
+        CREATE TABLE cs_ref (id int PRIMARY KEY, v int NOT NULL, t text);
+        SELECT create_reference_table('cs_ref');
+        CREATE TABLE cs_loc (id int PRIMARY KEY, v int NOT NULL, t text);
+        INSERT INTO cs_dist SELECT g, g % 7, 'r' || g, g * 1.25, '2026-01-01'::timestamptz + g * interval '1 min',
+                                   jsonb_build_object('g', g, 'a', jsonb_build_array(g, 'x'))
+            FROM generate_series(1, 3000) g;
+        INSERT INTO cs_ref SELECT g, g, 'ref' || g FROM generate_series(1, 200) g;
+        INSERT INTO cs_loc SELECT g, g, 'loc' || g FROM generate_series(1, 200) g;
+    """)
+
+
+class Workload:
+    """SESSIONS threads, each on its own rows (id % SESSIONS), random
+    transactions of one to four changes, a few rolled back, some touching
+    several shards at once (two-phase commit across the workers)."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.commits = 0
+        self.errors = 0
+        self.last_error = ""
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run, args=(k,), daemon=True) for k in range(SESSIONS)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(60)
+
+    def known(self, cur, k):
+        ids = {}
+        for tbl in TABLES:
+            cur.execute("SELECT id FROM %s WHERE id %% %d = %d" % (tbl, SESSIONS, k))
+            ids[tbl] = set(r[0] for r in cur.fetchall())
+        return ids
+
+    def run(self, k):
+        rnd = random.Random(k)
+        conn = None
+        ids = None
+        nxt = {tbl: 100000 + k for tbl in TABLES}
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = psycopg2.connect(host=NODES["coord"][0], port=NODES["coord"][1],
+                                            user="postgres", dbname="postgres")
+                    conn.autocommit = True
+                    ids = self.known(conn.cursor(), k)
+                    conn.autocommit = False
+                cur = conn.cursor()
+                pending = []
+                for _ in range(rnd.randint(1, 4)):
+                    tbl = rnd.choice(("cs_dist", "cs_dist", "cs_dist", "cs_ref", "cs_loc"))
+                    have = ids[tbl]
+                    op = rnd.random()
+                    if op < 0.35 or len(have) < 10:
+                        i = nxt[tbl]
+                        nxt[tbl] += SESSIONS
+                        if tbl == "cs_dist":
+                            cur.execute("INSERT INTO cs_dist VALUES (%s, %s, %s, %s, now(), %s)",
+                                        (i, rnd.randint(0, 99), "w%d" % i, "%d.%d" % (i, rnd.randint(0, 99)),
+                                         '{"w": %d}' % i))
+                        else:
+                            cur.execute("INSERT INTO %s VALUES (%%s, %%s, %%s)" % tbl, (i, i, "w%d" % i))
+                        pending.append(("add", tbl, i))
+                    elif op < 0.75:
+                        some = rnd.sample(sorted(have), rnd.choice((1, 1, 3)))
+                        cur.execute("UPDATE %s SET v = v + 1, t = %%s WHERE id = ANY(%%s)" % tbl,
+                                    (None if rnd.random() < 0.2 else "u%d" % rnd.randint(0, 10 ** 6), some))
+                    else:
+                        i = rnd.choice(sorted(have))
+                        cur.execute("DELETE FROM %s WHERE id = %%s" % tbl, (i,))
+                        pending.append(("del", tbl, i))
+                if rnd.random() < 0.05:
+                    conn.rollback()
+                    continue
+                conn.commit()
+                for what, tbl, i in pending:
+                    (ids[tbl].add if what == "add" else ids[tbl].discard)(i)
+                with self.lock:
+                    self.commits += 1
+            except psycopg2.Error as e:
+                # a shard move's switch, a worker restarting: the outcome of a
+                # failed commit is not known, so the rows are read again
+                with self.lock:
+                    self.errors += 1
+                    self.last_error = pg_error(e) if hasattr(e, "pgcode") else str(e)
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+                conn = None
+                time.sleep(0.2)
+        if conn is not None:
+            conn.close()
+
+
+def start_client(out, log, *extra):
+    args = [BIN, "--citus", "-h", NODES["coord"][0], "-p", NODES["coord"][1], "-U", "postgres",
+            "-d", "postgres", "--slot", "cs", "--include-tables", "public.cs_*", "-o", out,
+            "--segment-time", "1", "--status-interval", "1"] + list(extra)
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(log, "a"))
+
+
+def groups(out):
+    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, "group-*")))
+
+
+def copies_done(out, n):
+    done = [g for g in groups(out) if os.path.isdir(os.path.join(out, g, "changes")) and
+            not os.path.exists(os.path.join(out, g, "initial", ".incomplete"))]
+    return len(done) >= n
+
+
+def wait_for(cond, timeout, step=0.2):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def caught_up(nodes, timeout=90):
+    """Every node's slot confirmed past the node's WAL position now."""
+    targets = {n: sql("SELECT pg_current_wal_lsn()", n)[0][0] for n in nodes}
+
+    def done():
+        for n, lsn in targets.items():
+            r = sql("SELECT confirmed_flush_lsn >= '%s' FROM pg_replication_slots WHERE slot_name = 'cs'" % lsn, n)
+            if not r or not r[0][0]:
+                return False
+        return True
+    return wait_for(done, timeout, 0.5)
+
+
+def node_events(out, group):
+    """A node's events in stream order, each resume token once; and how many were sent again."""
+    events = {}
+    read = 0
+    for path in sorted(glob.glob(os.path.join(out, group, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            for e in bson.decode_file_iter(f):
+                read += 1
+                events[e["_id"]["_data"]] = e
+    return list(reassemble(events[t] for t in sorted(events))), read - len(events)
+
+
+def key(doc_id):
+    return bson.encode({"k": doc_id})
+
+
+def replay(out):
+    """The model, and what the replay found wrong."""
+    model = {t: {} for t in TABLES}
+    problems = []
+    copied = 0
+    for g in groups(out):
+        for path in glob.glob(os.path.join(out, g, "initial", "*", "*.bson")):
+            coll = os.path.basename(path)[:-5]
+            docs = model.setdefault(coll, {})
+            with open(path, "rb") as f:
+                for d in bson.decode_file_iter(f):
+                    copied += 1
+                    if key(d["_id"]) in docs:
+                        problems.append("%s: %s in two copies" % (coll, d["_id"]))
+                    docs[key(d["_id"])] = d
+    streams = {}
+    resent = 0
+    for g in groups(out):
+        streams[g], again = node_events(out, g)
+        resent += again
+    stats = {"copied": copied, "events": sum(len(s) for s in streams.values()), "resent": resent,
+             "per group": {g: len(s) for g, s in streams.items()}}
+    bad_ns = [(g, e["ns"]["coll"]) for g, s in streams.items() for e in s if e["ns"]["coll"] not in TABLES]
+    ref_elsewhere = sum(1 for g, s in streams.items() if g != "group-0" for e in s if e["ns"]["coll"] == "cs_ref")
+    stats["bad ns"] = bad_ns
+    stats["ref elsewhere"] = ref_elsewhere
+    merged = heapq.merge(*([(e["wallTime"], g, i, e) for i, e in enumerate(s)] for g, s in streams.items()))
+    for _, g, _, e in merged:
+        coll = e["ns"]["coll"]
+        docs = model.setdefault(coll, {})
+        op = e["operationType"]
+        k = key(e["documentKey"]["_id"])
+        if op == "insert":
+            if k in docs:
+                problems.append("%s %s: insert of %s, which the model has" % (g, coll, e["documentKey"]))
+            docs[k] = e["fullDocument"]
+        elif op == "replace":
+            if k not in docs:
+                problems.append("%s %s: replace of %s, which the model lacks" % (g, coll, e["documentKey"]))
+            docs[k] = e["fullDocument"]
+        elif op == "update":
+            if k not in docs:
+                problems.append("%s %s: update of %s, which the model lacks" % (g, coll, e["documentKey"]))
+                continue
+            d = dict(docs[k])
+            d.update(e["updateDescription"]["updatedFields"])
+            for f in e["updateDescription"]["removedFields"]:
+                d.pop(f, None)
+            docs[k] = d
+        elif op == "delete":
+            if k not in docs:
+                problems.append("%s %s: delete of %s, which the model lacks" % (g, coll, e["documentKey"]))
+            docs.pop(k, None)
+        else:
+            problems.append("%s %s: unexpected %s event" % (g, coll, op))
+    return model, problems, stats
+
+
+def tables_now():
+    now = {}
+    c = connect()
+    cur = c.cursor()
+    for t in TABLES:
+        cur.execute("SELECT bson_document(t.*, false, true) FROM %s t" % t)
+        now[t] = {}
+        for (raw,) in cur.fetchall():
+            d = bson.decode(bytes(raw))
+            now[t][key(d["_id"])] = d
+    c.close()
+    return now
+
+
+def compare(name, out):
+    model, problems, stats = replay(out)
+    now = tables_now()
+    diffs = []
+    for t in TABLES:
+        m, n = model.get(t, {}), now[t]
+        missing = [k for k in n if k not in m]
+        surplus = [k for k in m if k not in n]
+        differ = [k for k in n if k in m and dict(m[k]) != n[k]]
+        if missing or surplus or differ:
+            diffs.append("%s: %d missing, %d surplus, %d different (of %d)%s"
+                         % (t, len(missing), len(surplus), len(differ), len(n),
+                            "" if not differ else ": model %s, table %s"
+                            % (dict(m[differ[0]]), n[differ[0]])))
+    check(not stats["bad ns"], "%s: every event is named by its table, none by a shard" % name,
+          stats["bad ns"][:10])
+    check(stats["ref elsewhere"] == 0 and stats["per group"].get("group-0", 0) > 0,
+          "%s: the reference table's events come from the coordinator only" % name,
+          "%d cs_ref events in the workers' streams" % stats["ref elsewhere"])
+    check(not problems, "%s: no row twice, no change of a missing row (%d copied documents, %d events, "
+          "%d sent again after a kill and dropped; per node %s)"
+          % (name, stats["copied"], stats["events"], stats["resent"], stats["per group"]),
+          "\n".join(problems[:20]))
+    check(not diffs and stats["events"] > 0, "%s: copies + events equal the tables (%s)"
+          % (name, ", ".join("%s %d" % (t, len(now[t])) for t in TABLES)), "\n".join(diffs))
+    return stats
+
+
+def stop_client(proc, name):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "timeout"
+    return check(rc == 0, "%s: a SIGTERM stops every node's stream cleanly (exit status %s)" % (name, rc))
+
+
+def pg_ctl(node, action):
+    data = os.path.join(CITUS_DIR, node, "data")
+    mode = ["-m", "fast"] if action != "start" else []
+    return subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D", data, "-l",
+                                   os.path.join(CITUS_DIR, node, "server.log"), "-w"] + mode + [action],
+                          capture_output=True, text=True)
+
+
+def shard_on(port, table="cs_dist"):
+    return sql("SELECT min(shardid) FROM citus_shards WHERE table_name = '%s'::regclass AND nodeport = %s"
+               % (table, port))[0][0]
+
+
+def main_run():
+    out = os.path.join(WORK, "cs")
+    log = os.path.join(WORK, "cs.log")
+    setup()
+    w1, w2 = NODES["worker1"][1], NODES["worker2"][1]
+    proc = start_client(out, log, "--create-slot", "--initial-copy")
+    load = Workload()
+    load.start()
+    check(wait_for(lambda: copies_done(out, 3), 60), "first copies of the 3 nodes, under the workload",
+          open(log).read())
+    time.sleep(2)
+
+    shard = shard_on(w1)
+    try:
+        sql("SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s)" % (shard, w1, w2))
+        moved = sql("SELECT nodeport FROM citus_shards WHERE shardid = %s" % shard)
+        check(moved == [(int(w2),)], "shard %s moved to worker 2 while the workload writes" % shard, moved)
+    except psycopg2.Error as e:
+        fail("moving shard %s" % shard, pg_error(e))
+    time.sleep(2)
+
+    shard = shard_on(w2)
+    try:
+        lo, hi = sql("SELECT shardminvalue::bigint, shardmaxvalue::bigint FROM pg_dist_shard "
+                     "WHERE shardid = %s" % shard)[0]
+        ids = sql("SELECT nodeid FROM pg_dist_node WHERE nodeport IN (%s, %s) ORDER BY nodeport = %s DESC"
+                  % (w1, w2, w2))
+        sql("SELECT citus_split_shard_by_split_points(%s, ARRAY['%d'], ARRAY[%d, %d])"
+            % (shard, (lo + hi) // 2, ids[0][0], ids[1][0]))
+        halves = sql("SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'cs_dist'::regclass")
+        check(halves == [(33,)], "shard %s split in two, one half on each worker" % shard, halves)
+    except psycopg2.Error as e:
+        fail("splitting shard %s" % shard, pg_error(e))
+    time.sleep(2)
+
+    proc.kill()
+    proc.wait()
+    time.sleep(1)
+    proc = start_client(out, log)
+    time.sleep(3)
+    check(proc.poll() is None, "killed with SIGKILL, started again: runs on", open(log).read()[-3000:])
+
+    r = pg_ctl("worker1", "restart")
+    check(r.returncode == 0, "worker 1 restarted under the stream", r.stderr)
+    time.sleep(4)
+
+    load.finish()
+    check(load.commits > 100, "the workload: %d transactions committed, %d failed (the move's switch, "
+          "the restart)" % (load.commits, load.errors), load.last_error)
+    check(caught_up(("coord", "worker1", "worker2")), "every node's slot confirmed to its WAL's end",
+          open(log).read()[-3000:])
+    stop_client(proc, "main")
+    text = open(log).read()
+    check(re.search(r"\[group 1 [^]]*\] pg_bsonstream: reconnected", text) and
+          "ended the stream (it is shutting down or restarting)" in text,
+          "the log: worker 1's stream ended by its restart, and reconnected", text[-3000:])
+    return out, log, compare("main", out)
+
+
+def join_run(out, log):
+    """A fourth node joins while the stream runs, a shard moves to it."""
+    node = "worker3"
+    data = os.path.join(CITUS_DIR, node, "data")
+    os.makedirs(os.path.join(CITUS_DIR, node), exist_ok=True)
+    subprocess.run(["chown", "postgres:", os.path.join(CITUS_DIR, node)], check=False)
+    r = subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "initdb"), "-D", data, "-U", "postgres",
+                                "--encoding=UTF8", "--locale=C", "--auth=trust"], capture_output=True, text=True)
+    if not check(r.returncode == 0, "a fourth node: initdb", r.stderr):
+        return
+    conf = open(os.path.join(CITUS_DIR, "worker1", "data", "postgresql.conf")).read()
+    port = str(int(NODES["worker2"][1]) + 1)
+    while subprocess.run(["ss", "-Hltn", "sport = :%s" % port], capture_output=True, text=True).stdout.strip():
+        port = str(int(port) + 1)
+    sock = os.path.join(CITUS_DIR, node)
+    lines = [l for l in conf.splitlines() if not l.startswith(("port =", "unix_socket_directories ="))]
+    with open(os.path.join(data, "postgresql.conf"), "w") as f:
+        f.write("\n".join(lines) + "\nport = %s\nunix_socket_directories = '%s'\n" % (port, sock))
+    r = pg_ctl(node, "start")
+    if not check(r.returncode == 0, "a fourth node: started", r.stderr):
+        return
+    NODES[node] = (sock, port)
+    sql("CREATE EXTENSION citus", node)
+
+    proc = start_client(out, log)
+    load = Workload()
+    load.start()
+    time.sleep(3)
+    sql("SELECT citus_add_node('127.0.0.1', %s)" % port)
+    # the stream reads the node list every 10 s
+    followed = wait_for(lambda: len(groups(out)) == 4 and copies_done(out, 4), 40)
+    text = open(log).read()
+    check(followed and "joined the cluster" in text, "the new node is followed, with a first copy: %s"
+          % groups(out), text[-2000:])
+    shard = shard_on(NODES["worker1"][1])
+    try:
+        # Citus moves a shard to a node only once it has the reference tables
+        sql("SELECT replicate_reference_tables()")
+        sql("SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s)"
+            % (shard, NODES["worker1"][1], port))
+        ok("shard %s moved to the new node" % shard)
+    except psycopg2.Error as e:
+        fail("moving shard %s to the new node" % shard, pg_error(e))
+    time.sleep(3)
+    load.finish()
+    check(caught_up(("coord", "worker1", "worker2", node)), "every node's slot confirmed to its WAL's end",
+          open(log).read()[-3000:])
+    stop_client(proc, "join")
+    compare("join", out)
+
+
+def main():
+    out, log, _ = main_run()
+    try:
+        join_run(out, log)
+    finally:
+        # the stage's cluster stops the three nodes it started, not this one
+        if os.path.exists(os.path.join(CITUS_DIR, "worker3", "data", "postmaster.pid")):
+            subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D",
+                                    os.path.join(CITUS_DIR, "worker3", "data"), "-m", "immediate", "-w", "stop"],
+                           capture_output=True)
+    print("citus-stream: %d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
