@@ -41,6 +41,9 @@ typedef struct NodeStream
 	char	   *host;			/* conn's strings, malloc'ed */
 	char	   *port;
 	char	   *dir;
+	char	   *node_name;		/* pg_dist_node's name and port when started */
+	char	   *node_port;
+	int			said_moved;		/* a new address in pg_dist_node was reported */
 	int			in_metadata;	/* listed at the last reading */
 	int			said_gone;		/* its leaving the metadata was reported */
 	pid_t		pid;			/* 0 before the start and after the end */
@@ -199,8 +202,24 @@ read_nodes(Cluster *c, int *added, char *err, size_t errsize)
 				snprintf(err, errsize, "out of memory");
 				goto fail;
 			}
+			n->node_name = strdup(PQgetvalue(res, i, 1));
+			n->node_port = strdup(PQgetvalue(res, i, 2));
 			c->nnodes++;
 			(*added)++;
+		}
+		else if (n->node_name && n->node_port && !n->said_moved &&
+				 (strcmp(n->node_name, PQgetvalue(res, i, 1)) != 0 ||
+				  strcmp(n->node_port, PQgetvalue(res, i, 2)) != 0))
+		{
+			/* citus_update_node, a failover: the slot is on the node followed */
+			fprintf(stderr, "%s: warning: %s is now %s:%s in pg_dist_node; its stream follows "
+					"the slot on %s:%s still\n"
+					"hint: Once the old node's events are all written, stop this run, remove "
+					"\"%s\" (after keeping its files) and start again: the group is followed "
+					"from a new slot on its new node, with a first copy.\n",
+					progname, n->label, PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+					n->node_name, n->node_port, n->dir);
+			n->said_moved = 1;
 		}
 		n->in_metadata = 1;
 	}

@@ -638,11 +638,13 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			c->entry = table;
 			c->partitions = palloc(sizeof(char *) * nrelations);
 		}
-		if (!OidIsValid(table->root))
+		/* a Citus shard is truncated with its table: on this node, all of it */
+		if (!OidIsValid(table->root) || table->shard_of == collection)
 			c->whole = true;
 		else if (relations[i]->rd_rel->relkind == RELKIND_RELATION)
 			c->partitions[c->npartitions++] =
-				bson_collection_name(table->relid, st->options.include_schema);
+				bson_collection_name(OidIsValid(table->shard_of) ? table->shard_of : table->relid,
+									 st->options.include_schema);
 	}
 	for (int i = 0; i < ncolls; i++)
 	{

@@ -189,6 +189,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	Oid			relid = RelationGetRelid(rel);
 	bool		here;
 	Oid			table = bson_collection_table(relid, opts->partition_root, &here);
+	Oid			own = bson_collection_table(relid, false, &here);
 	BsonChangeTable *t = &entry->change;
 
 	/*
@@ -204,6 +205,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	memset(t, 0, sizeof(*t));
 	entry->has_composites = false;
 	entry->root = InvalidOid;
+	entry->shard_of = own != relid ? own : InvalidOid;
 	entry->column_map = NULL;
 	entry->key_unlogged = false;
 	entry->ancestors = NULL;

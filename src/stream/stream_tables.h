@@ -26,6 +26,8 @@ typedef struct BsonStreamTable
 	Oid			root;			/* a partition streamed as its root table, or
 								 * a Citus shard: the table whose collection
 								 * it is, else InvalidOid */
+	Oid			shard_of;		/* a Citus shard: its table (the root, unless
+								 * that table is a partition), else InvalidOid */
 	int		   *column_map;		/* with root: each root column's column of
 								 * this table, -1 for none */
 	int			natts;			/* this table's columns when worked out */
