@@ -132,8 +132,10 @@ read_nodes(Cluster *c, int *added, char *err, size_t errsize)
 	conn = db_connect(c->coord, err, errsize);
 	if (conn == NULL)
 		return -1;
+	/* a coordinator that does not answer must not hold up the children's output */
 	res = PQexec(conn,
-				 "SELECT (SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus')");
+				 "SELECT (SELECT count(*) FROM pg_catalog.pg_extension WHERE extname = 'citus'), "
+				 "  pg_catalog.set_config('statement_timeout', '30s', false)");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		db_error(conn, res, "could not read the cluster's nodes", err, errsize);
@@ -166,21 +168,21 @@ read_nodes(Cluster *c, int *added, char *err, size_t errsize)
 		db_error(conn, res, "could not read the cluster's nodes", err, errsize);
 		goto fail;
 	}
-	for (int i = 0; i < c->nnodes; i++)
-		c->nodes[i].in_metadata = c->nodes[i].group == 0;
 	for (int i = 0; i < PQntuples(res); i++)
-	{
-		int			group = atoi(PQgetvalue(res, i, 0));
-		NodeStream *n;
-
-		if (group == 0 && PQgetvalue(res, i, 1)[0] == '\0')
+		if (atoi(PQgetvalue(res, i, 0)) == 0 && PQgetvalue(res, i, 1)[0] == '\0')
 		{
 			snprintf(err, errsize, "--citus: the coordinator is not in the cluster's metadata, "
 					 "and reference tables' changes are streamed from the coordinator's copy\n"
 					 "hint: Add it with SELECT citus_set_coordinator_host('<its host>', <its port>);");
 			goto fail;
 		}
-		n = find_group(c, group);
+	for (int i = 0; i < c->nnodes; i++)
+		c->nodes[i].in_metadata = c->nodes[i].group == 0;
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		int			group = atoi(PQgetvalue(res, i, 0));
+		NodeStream *n = find_group(c, group);
+
 		if (n == NULL)
 		{
 			char		path[4200];
@@ -296,6 +298,8 @@ start_node(Cluster *c, NodeStream *n, int create_slot, int initial_copy,
 	int			pipefd[2];
 	pid_t		parent = getpid();
 	pid_t		pid;
+	sigset_t	block;
+	sigset_t	old;
 
 	if (pipe(pipefd) != 0)
 	{
@@ -304,9 +308,17 @@ start_node(Cluster *c, NodeStream *n, int create_slot, int initial_copy,
 	}
 	fflush(stdout);
 	fflush(stderr);
+	/* a signal is the parent's until the child has forgotten the parent's flag */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid = fork();
 	if (pid < 0)
 	{
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		snprintf(err, errsize, "could not start the stream of %s: %s", n->label, strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
@@ -314,7 +326,14 @@ start_node(Cluster *c, NodeStream *n, int create_slot, int initial_copy,
 	}
 	if (pid == 0)
 	{
-		/* dies with the parent, even by kill -9 */
+		/*
+		 * A process group of its own: a Ctrl-C at the terminal reaches the
+		 * parent alone, which passes it on once (a second signal would stop
+		 * the child at once).  It dies with the parent, even by kill -9.
+		 */
+		setpgid(0, 0);
+		interrupted = 0;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 			_exit(1);
 		for (int i = 0; i < c->nnodes; i++)
@@ -326,6 +345,7 @@ start_node(Cluster *c, NodeStream *n, int create_slot, int initial_copy,
 		close(pipefd[1]);
 		exit(run(&n->conn, n->dir, create_slot, initial_copy));
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(pipefd[1]);
 	n->fd = pipefd[0];
 	n->pid = pid;
@@ -393,6 +413,11 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 		pid_t		pid;
 		int			status;
 
+		if (interrupted && !stopping)
+		{
+			stopping = 1;
+			signal_nodes(&c, interrupted == SIGINT ? SIGINT : SIGTERM);
+		}
 		/* nodes not started yet: at the start, and those that joined since */
 		for (int i = 0; i < c.nnodes && !stopping; i++)
 		{
@@ -466,12 +491,7 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 				}
 			}
 
-		if (interrupted && !stopping)
-		{
-			stopping = 1;
-			signal_nodes(&c, interrupted == SIGINT ? SIGINT : SIGTERM);
-		}
-		if (!stopping && now() - last_read >= NODE_POLL_SECONDS)
+		if (!stopping && !interrupted && now() - last_read >= NODE_POLL_SECONDS)
 		{
 			int			before = c.nnodes;
 

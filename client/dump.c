@@ -206,6 +206,25 @@ extension_schema(Dump *d, PGconn *conn)
 	return schema;
 }
 
+/*
+ * On a node of a Citus cluster, a stream's first copy is of the rows that
+ * node's change stream carries: its shards, named by their tables
+ * (bson_out.citus_rows), which Citus hides from queries of pg_class, and
+ * whose LOCK (ACCESS SHARE, for the copy) it takes for a change, unless
+ * told otherwise.  Every connection of the copy is set up so.
+ */
+static int
+node_session(Dump *d, PGconn *conn)
+{
+	if (!d->o->node_rows)
+		return 0;
+	return db_command(conn, "SELECT pg_catalog.set_config('bson_out.citus_rows', 'node', false), "
+					  "  pg_catalog.set_config('citus.override_table_visibility', 'off', false), "
+					  "  pg_catalog.set_config('citus.enable_manual_changes_to_shards', 'on', false) "
+					  "FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'",
+					  "could not set up the session", d->err, d->errsize);
+}
+
 /* bson_collections' rows, in its order (db, coll, source) */
 static int
 list_collections(Dump *d, PGconn *conn)
@@ -242,19 +261,7 @@ list_collections(Dump *d, PGconn *conn)
 		goto done;
 	}
 
-	/*
-	 * On a node of a Citus cluster, a stream's first copy is of the rows
-	 * that node's change stream carries: its shards, named by their tables
-	 * (bson_out.citus_rows), which Citus hides from queries of pg_class,
-	 * and whose LOCK (ACCESS SHARE, for the copy) it takes for a change,
-	 * unless told otherwise.
-	 */
-	if (d->o->node_rows &&
-		db_command(conn, "SELECT pg_catalog.set_config('bson_out.citus_rows', 'node', false), "
-				   "  pg_catalog.set_config('citus.override_table_visibility', 'off', false), "
-				   "  pg_catalog.set_config('citus.enable_manual_changes_to_shards', 'on', false) "
-				   "FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'citus'",
-				   "could not set up the session", d->err, d->errsize) != 0)
+	if (node_session(d, conn) != 0)
 	{
 		rc = -1;
 		goto done;
@@ -532,7 +539,8 @@ open_connection(Dump *d, const char *snapshot)
 		d->cancel_slots[i] = signals_register_cancel(d->cancels[i]);
 	snprintf(sql, sizeof(sql), "SET TRANSACTION SNAPSHOT '%s'", snapshot);
 	if (db_begin_export(conn, 1, d->err, d->errsize) != 0 ||
-		db_command(conn, sql, "could not import the snapshot", d->err, d->errsize) != 0)
+		db_command(conn, sql, "could not import the snapshot", d->err, d->errsize) != 0 ||
+		node_session(d, conn) != 0)
 		return -1;
 	return 0;
 }

@@ -782,6 +782,30 @@ copy_failed(PGconn *conn, const char *err)
 		err, opt.slot);
 }
 
+/*
+ * Without --citus on a node of a Citus cluster: its stream has only the
+ * rows this node holds, which may not be what the user meant.  Said, not
+ * refused: following one node alone is a choice too.  (A replication
+ * connection for a database runs plain queries too.)
+ */
+static void
+warn_citus_node(PGconn *conn)
+{
+	PGresult   *res = PQexec(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'");
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+	{
+		PQclear(res);
+		res = PQexec(conn, "SELECT count(*) FROM pg_catalog.pg_dist_node WHERE noderole = 'primary' "
+					 "AND groupid <> (SELECT groupid FROM pg_catalog.pg_dist_local_group)");
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+			fprintf(stderr, PROGNAME ": warning: this server is a node of a Citus cluster with %s "
+					"other nodes: its stream has the changes of the rows it holds only\n"
+					"hint: --citus follows every node of the cluster.\n", PQgetvalue(res, 0, 0));
+	}
+	PQclear(res);
+}
+
 /* The stream of one server, the one opt.conn reaches */
 static int
 stream_server(void)
@@ -815,6 +839,8 @@ stream_server(void)
 	conn = connect_replication(err, sizeof(err));
 	if (conn == NULL)
 		die("%s", err);
+	if (!opt.citus)
+		warn_citus_node(conn);
 	if (opt.create_slot)
 	{
 		char		snapshot[256];
@@ -977,44 +1003,11 @@ stream_citus_node(const ConnOpts *conn, const char *dir, int create_slot, int in
 	return stream_server();
 }
 
-/*
- * Without --citus on a node of a Citus cluster: its stream has only the
- * rows this node holds, which may not be what the user meant.  Said, not
- * refused: following one node alone is a choice too.
- */
-static void
-warn_citus_node(void)
-{
-	ConnOpts	plain = opt.conn;
-	char		err[1024];
-	PGconn	   *conn;
-	PGresult   *res;
-
-	plain.replication = NULL;
-	if ((conn = db_connect(&plain, err, sizeof(err))) == NULL)
-		return;					/* the stream's own connection says why */
-	res = PQexec(conn, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'citus'");
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-	{
-		PQclear(res);
-		res = PQexec(conn, "SELECT count(*) FROM pg_catalog.pg_dist_node WHERE noderole = 'primary' "
-					 "AND groupid <> (SELECT groupid FROM pg_catalog.pg_dist_local_group)");
-		if (PQresultStatus(res) == PGRES_TUPLES_OK && strcmp(PQgetvalue(res, 0, 0), "0") != 0)
-			fprintf(stderr, PROGNAME ": warning: this server is a node of a Citus cluster with %s "
-					"other nodes: its stream has the changes of the rows it holds only\n"
-					"hint: --citus follows every node of the cluster.\n", PQgetvalue(res, 0, 0));
-	}
-	PQclear(res);
-	PQfinish(conn);
-}
-
 int
 main(int argc, char **argv)
 {
 	parse_options(argc, argv);
 	signals_install();
-	if (!opt.citus)
-		warn_citus_node();
 	if (opt.citus)
 		return citus_stream_run(&opt.conn, opt.worker_hosts, opt.nworker_hosts, opt.output,
 								opt.create_slot, opt.initial_copy, stream_citus_node);

@@ -83,7 +83,7 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomEnumVariable("bson_out.citus_rows",
 							 "Where bson_collections() reads the rows of a Citus table: tables or node.",
-							 "tables reads them through the table, from every node; node reads this node's shards only, as this node's change stream carries them (pg_bsonstream's first copy on each node of a cluster).",
+							 "With tables, through the table, from every node; with node, in this node's shards only, as this node's change stream carries them (pg_bsonstream's first copy on each node of a cluster).",
 							 &bson_citus_rows,
 							 BSON_CITUS_ROWS_TABLES,
 							 citus_rows_options,

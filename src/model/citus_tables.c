@@ -2,11 +2,17 @@
  * citus_tables.c
  *		Citus's shards and tables, read from its catalogs (citus_tables.h).
  *
- * pg_dist_shard, pg_dist_partition and pg_dist_local_group are ordinary
- * tables in pg_catalog, read here with catalog scans: in a decoding
- * callback the scan sees them as they were at the change (the historic
- * snapshot), elsewhere as the current snapshot does.  Their columns are
- * found by name, so that a later Citus that adds columns still reads.
+ * pg_dist_shard, pg_dist_partition, pg_dist_placement and
+ * pg_dist_local_group are ordinary tables in pg_catalog, not catalogs: a
+ * decoding callback's historic snapshot does not know their history (it
+ * follows only the transactions that changed catalogs, and Citus writes
+ * its metadata on a worker in transactions of their own), so they are read
+ * as they are now, in a decoding callback as elsewhere in the transaction's
+ * snapshot.  Which table a shard belongs to never changes while the shard
+ * id exists (ids are never reused), so pg_dist_shard is read with any
+ * version of a row, a deleted one too: a shard a split replaced is still
+ * known until its row is vacuumed away.  Columns are found by name, so that
+ * a later Citus that adds columns still reads.
  */
 #include "citus_tables.h"
 
@@ -19,6 +25,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 /* bson_out.citus_rows */
 int			bson_citus_rows = BSON_CITUS_ROWS_TABLES;
@@ -33,9 +40,13 @@ bson_citus_loaded(void)
 {
 	static int	loaded = -1;
 
-	/* a library in shared_preload_libraries is there from the start */
+	/*
+	 * A library in shared_preload_libraries is there from the start; a
+	 * setting left in postgresql.conf without it is only a placeholder.
+	 */
 	if (loaded < 0)
-		loaded = GetConfigOption("citus.node_conninfo", true, false) != NULL;
+		loaded = GetConfigOption("citus.node_conninfo", true, false) != NULL &&
+			!(GetConfigOptionFlags("citus.node_conninfo", true) & GUC_CUSTOM_PLACEHOLDER);
 	return loaded == 1;
 }
 
@@ -56,38 +67,56 @@ column_of(Relation rel, const char *name)
 }
 
 /*
+ * The metadata as it is now: in a decoding callback not the historic
+ * snapshot, elsewhere the transaction's (a first copy's exported one).
+ */
+static Snapshot
+metadata_snapshot(Oid relid)
+{
+	if (HistoricSnapshotActive())
+		return RegisterSnapshot(GetNonHistoricCatalogSnapshot(relid));
+	return RegisterSnapshot(GetTransactionSnapshot());
+}
+
+/*
  * Read the row of catalog (in pg_catalog) whose column key equals value
- * (by the operator proc) into values[]: one entry per name in columns, the
- * column's Datum (by value only), isnull[] for a NULL or a missing column.
- * Returns false when there is no such row or no such catalog.
+ * (by the operator proc; key NULL: its first row) into values[]: one entry
+ * per name in columns, the column's Datum (by value only), isnull[] for a
+ * NULL or a missing column; any_version: a deleted row too.  Returns false
+ * when there is no such row or no such catalog.
  */
 static bool
 catalog_row(const char *catalog, const char *index, const char *key,
 			RegProcedure proc, Datum value, const char *const *columns,
-			int ncolumns, Datum *values, bool *isnull)
+			int ncolumns, Datum *values, bool *isnull, bool any_version)
 {
+	Snapshot	snapshot;
 	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
-	Oid			indexid;
+	Oid			indexid = index ? get_relname_relid(index, PG_CATALOG_NAMESPACE) : InvalidOid;
 	Relation	rel;
 	ScanKeyData scankey;
 	SysScanDesc scan;
 	HeapTuple	tuple;
-	AttrNumber	keycol;
+	AttrNumber	keycol = 0;
 	bool		found = false;
 
 	if (!OidIsValid(relid))
 		return false;
-	indexid = get_relname_relid(index, PG_CATALOG_NAMESPACE);
 	rel = table_open(relid, AccessShareLock);
-	keycol = column_of(rel, key);
-	if (keycol == 0)
+	if (key != NULL)
 	{
-		table_close(rel, AccessShareLock);
-		return false;
+		keycol = column_of(rel, key);
+		if (keycol == 0)
+		{
+			table_close(rel, AccessShareLock);
+			return false;
+		}
+		/* the table's column number: systable_beginscan finds it in the index */
+		ScanKeyInit(&scankey, keycol, BTEqualStrategyNumber, proc, value);
 	}
-	/* the table's column number: systable_beginscan finds it in the index */
-	ScanKeyInit(&scankey, keycol, BTEqualStrategyNumber, proc, value);
-	scan = systable_beginscan(rel, indexid, OidIsValid(indexid), NULL, 1, &scankey);
+	snapshot = any_version ? SnapshotAny : metadata_snapshot(relid);
+	scan = systable_beginscan(rel, indexid, OidIsValid(indexid), snapshot,
+							  key != NULL ? 1 : 0, &scankey);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
@@ -103,38 +132,24 @@ catalog_row(const char *catalog, const char *index, const char *key,
 		}
 	}
 	systable_endscan(scan);
+	if (!any_version)
+		UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
 	return found;
 }
 
-/* This node's group: 0 on the coordinator */
+/* This node's group: 0 on the coordinator (and where Citus has no group yet) */
 static int32
 local_group(void)
 {
-	Oid			relid = get_relname_relid("pg_dist_local_group", PG_CATALOG_NAMESPACE);
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	AttrNumber	col;
-	int32		group = CITUS_COORDINATOR_GROUP;
+	static const char *const columns[] = {"groupid"};
+	Datum		value;
+	bool		isnull;
 
-	if (!OidIsValid(relid))
-		return group;
-	rel = table_open(relid, AccessShareLock);
-	col = column_of(rel, "groupid");
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	tuple = systable_getnext(scan);
-	if (col != 0 && HeapTupleIsValid(tuple))
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, col, RelationGetDescr(rel), &isnull);
-
-		if (!isnull)
-			group = DatumGetInt32(d);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return group;
+	if (!catalog_row("pg_dist_local_group", NULL, NULL, InvalidOid, (Datum) 0,
+					 columns, 1, &value, &isnull, false) || isnull)
+		return CITUS_COORDINATOR_GROUP;
+	return DatumGetInt32(value);
 }
 
 /* The shard id a shard table's name ends with (_<digits>), or -1 */
@@ -165,11 +180,26 @@ is_reference_table(Oid relid)
 
 	if (!catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
 					 "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					 columns, 2, values, isnull))
+					 columns, 2, values, isnull, false))
 		return false;
 	return !isnull[0] && !isnull[1] &&
 		DatumGetChar(values[0]) == CITUS_DISTRIBUTE_BY_NONE &&
 		DatumGetChar(values[1]) == CITUS_REPLICATION_2PC;
+}
+
+/*
+ * The Citus table a shard's name points to: the table named as the part
+ * before _<shardid>, in the same schema, if Citus keeps its rows in shards.
+ */
+static Oid
+table_by_name(const char *name, Oid namespace)
+{
+	const char *sep = strrchr(name, '_');
+	char	   *prefix = pnstrdup(name, sep - name);
+	Oid			table = get_relname_relid(prefix, namespace);
+
+	pfree(prefix);
+	return OidIsValid(table) && bson_citus_is_sharded(table) ? table : InvalidOid;
 }
 
 Oid
@@ -180,26 +210,133 @@ bson_citus_shard_table(Oid relid, bool *here)
 	int64		shardid;
 	Datum		value;
 	bool		isnull;
+	Oid			namespace;
 	Oid			table;
 
 	*here = true;
 	if (!bson_citus_loaded())
 		return InvalidOid;
 	name = get_rel_name(relid);
+	namespace = get_rel_namespace(relid);
 	if (name == NULL || (shardid = shard_id_of(name)) < 0)
 		return InvalidOid;
 	if (!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
-					 F_INT8EQ, Int64GetDatum(shardid), columns, 1, &value, &isnull) ||
+					 F_INT8EQ, Int64GetDatum(shardid), columns, 1, &value, &isnull, true) ||
 		isnull)
+	{
 		return InvalidOid;
+	}
 	table = DatumGetObjectId(value);
-	/* a shard is in its table's schema; anything else only has a shard's name */
-	if (table == relid || !OidIsValid(get_rel_namespace(table)) ||
-		get_rel_namespace(table) != get_rel_namespace(relid))
+
+	/*
+	 * A shard is in its table's schema, and named after it unless the name
+	 * would be too long (Citus then shortens it with a hash): anything else
+	 * merely ends in a shard's id.
+	 */
+	if (table == relid || get_rel_namespace(table) != namespace)
 		return InvalidOid;
+	{
+		char	   *tname = get_rel_name(table);
+		char	   *expected = tname ? psprintf("%s_" INT64_FORMAT, tname, shardid) : NULL;
+
+		if (expected == NULL ||
+			(strlen(expected) < NAMEDATALEN && strcmp(expected, name) != 0))
+			return InvalidOid;
+	}
 	if (is_reference_table(table))
 		*here = local_group() == CITUS_COORDINATOR_GROUP;
 	return table;
+}
+
+Oid
+bson_citus_lookalike(Oid relid)
+{
+	bool		here;
+	char	   *name;
+
+	if (!bson_citus_loaded() || OidIsValid(bson_citus_shard_table(relid, &here)))
+		return InvalidOid;
+	name = get_rel_name(relid);
+	if (name == NULL || shard_id_of(name) < 0)
+		return InvalidOid;
+	return table_by_name(name, get_rel_namespace(relid));
+}
+
+char *
+bson_citus_unseen_shard_name(Oid relid, bool *here)
+{
+	static const char *const columns[] = {"logicalrelid"};
+	char	   *name;
+	int64		shardid;
+	Datum		value;
+	bool		isnull;
+	Oid			table;
+	char	   *suffix;
+
+	*here = true;
+	if (!bson_citus_loaded())
+		return NULL;
+	name = get_rel_name(relid);
+	if (name == NULL || (shardid = shard_id_of(name)) < 0 ||
+		!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
+					 F_INT8EQ, Int64GetDatum(shardid), columns, 1, &value, &isnull, true) ||
+		isnull)
+		return NULL;
+	table = DatumGetObjectId(value);
+	if (table == relid || get_rel_name(table) != NULL)
+		return NULL;
+	/* unshortened names only: table, then _<shardid> */
+	suffix = psprintf("_" INT64_FORMAT, shardid);
+	if (strlen(name) + 1 >= NAMEDATALEN || strlen(name) <= strlen(suffix) ||
+		strcmp(name + strlen(name) - strlen(suffix), suffix) != 0)
+		return NULL;
+	if (is_reference_table(table))
+		*here = local_group() == CITUS_COORDINATOR_GROUP;
+	return pnstrdup(name, strlen(name) - strlen(suffix));
+}
+
+bool
+bson_citus_placed_here(Oid relid)
+{
+	char	   *name = get_rel_name(relid);
+	int64		shardid = name ? shard_id_of(name) : -1;
+	Oid			relid_placement = get_relname_relid("pg_dist_placement", PG_CATALOG_NAMESPACE);
+	Oid			index = get_relname_relid("pg_dist_placement_shardid_index", PG_CATALOG_NAMESPACE);
+	int32		group = local_group();
+	Relation	rel;
+	ScanKeyData scankey;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	AttrNumber	shardcol;
+	AttrNumber	groupcol;
+	Snapshot	snapshot;
+	bool		found = false;
+
+	if (shardid < 0 || !OidIsValid(relid_placement))
+		return false;
+	rel = table_open(relid_placement, AccessShareLock);
+	shardcol = column_of(rel, "shardid");
+	groupcol = column_of(rel, "groupid");
+	if (shardcol == 0 || groupcol == 0)
+	{
+		table_close(rel, AccessShareLock);
+		return false;
+	}
+	ScanKeyInit(&scankey, shardcol, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shardid));
+	snapshot = metadata_snapshot(relid_placement);
+	scan = systable_beginscan(rel, index, OidIsValid(index), snapshot, 1, &scankey);
+	/* a reference table's shard has a placement on every node */
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, groupcol, RelationGetDescr(rel), &isnull);
+
+		found = !isnull && DatumGetInt32(d) == group;
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return found;
 }
 
 bool
@@ -213,5 +350,5 @@ bson_citus_is_sharded(Oid relid)
 		return false;
 	return catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
 					   "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					   columns, 1, &value, &isnull);
+					   columns, 1, &value, &isnull, false);
 }

@@ -8,8 +8,13 @@
  * (dist_102008 for dist, in dist's schema) and, with Citus's metadata on
  * every node (the default since Citus 11), the table itself as an empty
  * shell.  Which table a shard belongs to is read from pg_dist_shard, by the
- * shard id at the end of its name; the name alone is not enough (Citus
- * shortens long names, and a user's table may end in digits).
+ * shard id at the end of its name, and checked against the name (Citus
+ * shortens long names; a user's table may end in digits).  A table named
+ * like a shard that pg_dist_shard does not list is no shard here: a table of
+ * the user's, or a shard a split replaced (waiting for Citus to drop it), or
+ * one whose row a slot decoding old changes no longer sees (pg_dist_shard is
+ * not a catalog, so its old rows are not kept for decoding); the callers say
+ * so rather than guess.
  *
  * A reference table has a copy on every node: each node's change stream
  * would carry every change.  Its changes are streamed from the coordinator
@@ -46,5 +51,29 @@ extern Oid	bson_citus_shard_table(Oid relid, bool *here);
 
 /* Is relid a table whose rows Citus keeps in shards (on this node, a shell)? */
 extern bool bson_citus_is_sharded(Oid relid);
+
+/*
+ * A shard whose table the catalogs do not show yet: in a decoding callback,
+ * a change made by a transaction that began before the table was created on
+ * this node (Citus creates a table and its shards on a worker over several
+ * connections at once).  The table's name, from the shard's (NULL for
+ * anything else, or a name Citus shortened); *here as for
+ * bson_citus_shard_table.  The shard's own columns and key are its table's.
+ */
+extern char *bson_citus_unseen_shard_name(Oid relid, bool *here);
+
+/*
+ * A table named like a shard of a Citus table (that table's name, then
+ * _<digits>) that pg_dist_shard does not list: that Citus table, else
+ * InvalidOid.
+ */
+extern Oid	bson_citus_lookalike(Oid relid);
+
+/*
+ * Is the shard relid placed on this node (pg_dist_placement)?  A shard a
+ * move left behind, or a split replaced, waits here for Citus to drop it,
+ * its rows already elsewhere.
+ */
+extern bool bson_citus_placed_here(Oid relid);
 
 #endif							/* CITUS_TABLES_H */

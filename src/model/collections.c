@@ -209,9 +209,20 @@ bson_collections(PG_FUNCTION_ARGS)
 		 */
 		table = bson_collection_table(relid, partition_root, &here);
 		if (bson_citus_rows == BSON_CITUS_ROWS_NODE ?
-			!here || bson_citus_is_sharded(relid) :
+			!here || bson_citus_is_sharded(relid) ||
+			(table != relid && bson_citus_is_sharded(table) && !bson_citus_placed_here(relid)) :
 			table != relid && bson_citus_is_sharded(table) && !bson_citus_is_sharded(relid))
 			continue;
+		if (bson_citus_rows == BSON_CITUS_ROWS_NODE && OidIsValid(bson_citus_lookalike(relid)))
+		{
+			ereport(WARNING,
+					(errmsg("table %s is named as a shard of %s, which Citus's metadata does not list",
+							quote_qualified_identifier(relschema, relname),
+							bson_table_name(bson_citus_lookalike(relid))),
+					 errdetail("It is left out of this node's rows: a shard a split replaced holds rows that are elsewhere now, until Citus drops it."),
+					 errhint("A table of your own with such a name is streamed under its own name, but not copied here: rename it.")));
+			continue;
+		}
 		s = &sources[nsources++];
 		s->relid = relid;
 		s->table = table;

@@ -123,6 +123,16 @@ bson_table_selected(List *include, List *exclude, Oid relid,
 	return !table_or_ancestor_matches(exclude, relid, partition_root);
 }
 
+bool
+bson_names_selected(List *include, List *exclude, const char *schema, const char *name)
+{
+	if (strncmp(schema, "pg_", 3) == 0 || strcmp(schema, "information_schema") == 0)
+		return false;
+	if (include != NIL && !bson_table_patterns_match(include, schema, name))
+		return false;
+	return !bson_table_patterns_match(exclude, schema, name);
+}
+
 char *
 bson_collection_name(Oid relid, bool include_schema)
 {
@@ -130,9 +140,15 @@ bson_collection_name(Oid relid, bool include_schema)
 	char	   *name;
 
 	table_names(relid, &schema, &name);
+	return bson_collection_name_in(schema, name, include_schema);
+}
+
+char *
+bson_collection_name_in(const char *schema, const char *name, bool include_schema)
+{
 	if (include_schema || strcmp(schema, "public") != 0)
 		return psprintf("%s.%s", schema, name);
-	return name;
+	return pstrdup(name);
 }
 
 /*

@@ -47,11 +47,17 @@ extern Oid	bson_collection_table(Oid relid, bool partition_root, bool *here);
 extern bool bson_table_selected(List *include, List *exclude, Oid relid,
 								bool partition_root);
 
+/* The same for a table known by its names (one the catalogs do not show) */
+extern bool bson_names_selected(List *include, List *exclude, const char *schema,
+								const char *name);
 /* relid's schema-qualified name, quoted as SQL needs, for messages */
 extern char *bson_table_name(Oid relid);
 
 /* ns.coll of a collection's table: schema.table, or table in public */
 extern char *bson_collection_name(Oid relid, bool include_schema);
+/* The same for a table known by its names */
+extern char *bson_collection_name_in(const char *schema, const char *name,
+									 bool include_schema);
 
 /*
  * Work out the model of rel's rows into t (allocations in mcxt): the

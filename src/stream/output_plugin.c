@@ -28,11 +28,13 @@
 #include "replication/reorderbuffer.h"
 #include "replication/slot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/pg_lsn.h"
 #include "utils/rel.h"
 
 #include "change_split.h"
+#include "citus_tables.h"
 #include "change_to_bson.h"
 #include "commit_marker.h"
 #include "stream_options.h"
@@ -104,6 +106,18 @@ bson_startup_cb(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
 										   ALLOCSET_DEFAULT_SIZES);
 	bson_stream_options_parse(&st->options, ctx->output_plugin_options);
 	MemoryContextSwitchTo(old);
+
+	/* the origin filter leaves out Citus's copies only where Citus marks them */
+	if (st->options.skip_origins && bson_citus_loaded())
+	{
+		const char *cdc = GetConfigOption("citus.enable_change_data_capture", true, false);
+
+		if (cdc != NULL && strcmp(cdc, "off") == 0)
+			ereport(WARNING,
+					(errmsg("citus.enable_change_data_capture is off on this node"),
+					 errdetail("Citus then copies the rows of a shard it moves, splits or distributes without a replication origin, and this stream sends them again as inserts."),
+					 errhint("Set citus.enable_change_data_capture = on on every node of the cluster, and reload the configuration.")));
+	}
 
 	opt->output_type = OUTPUT_PLUGIN_BINARY_OUTPUT;
 	opt->receive_rewrites = false;

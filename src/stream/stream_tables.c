@@ -32,6 +32,7 @@
 #include "utils/syscache.h"
 #include "catalog/partition.h"
 
+#include "citus_tables.h"
 #include "table_model.h"
 
 static MemoryContext tables_cxt = NULL;
@@ -190,6 +191,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	bool		here;
 	Oid			table = bson_collection_table(relid, opts->partition_root, &here);
 	Oid			own = bson_collection_table(relid, false, &here);
+	char	   *unseen = table == relid ? bson_citus_unseen_shard_name(relid, &here) : NULL;
 	BsonChangeTable *t = &entry->change;
 
 	/*
@@ -230,17 +232,30 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 		list_free(ancestors);
 		tables_have_partitions = true;
 	}
-	/* a reference table's copy on a worker: the coordinator streams its changes */
-	entry->selected = here &&
-		(opts->partition_root || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
-		bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
-							opts->partition_root);
+	/*
+	 * A reference table's copy on a worker: the coordinator streams its
+	 * changes.  A Citus table's own relation (on the coordinator, the table
+	 * the rows were in before it was distributed) holds none of its rows:
+	 * a TRUNCATE of it is no truncation of the collection.
+	 */
+	if (unseen != NULL)
+		entry->selected = here &&
+			bson_names_selected(opts->include_tables, opts->exclude_tables,
+								get_namespace_name(get_rel_namespace(relid)), unseen);
+	else
+		entry->selected = here && !bson_citus_is_sharded(relid) &&
+			(opts->partition_root || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
+			bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
+								opts->partition_root);
 	if (entry->selected)
 	{
 		Relation	model = rel;
 		bool		id_left_out;
 
-		bson_change_table_ns(t, db, bson_collection_name(table, opts->include_schema),
+		bson_change_table_ns(t, db, unseen == NULL ?
+							 bson_collection_name(table, opts->include_schema) :
+							 bson_collection_name_in(get_namespace_name(get_rel_namespace(relid)),
+													 unseen, opts->include_schema),
 							 entry->mcxt);
 		if (table != relid)
 		{
@@ -263,6 +278,16 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			t->old_row_whole = rel->rd_rel->relreplident == REPLICA_IDENTITY_FULL;
 			entry->key_unlogged = !logs_root_key(rel, t, entry->column_map);
 			RelationClose(model);
+		}
+		if (table == relid && unseen == NULL && !entry->warned_lookalike &&
+			OidIsValid(bson_citus_lookalike(relid)))
+		{
+			entry->warned_lookalike = true;
+			ereport(WARNING,
+					(errmsg("table %s is named as a shard of %s, which Citus's metadata does not list",
+							entry->name, bson_table_name(bson_citus_lookalike(relid))),
+					 errdetail("Its changes are streamed under its own name.  A shard that Citus no longer lists is one a split replaced, or one whose row this slot no longer sees because it decodes changes older than the metadata Citus keeps."),
+					 errhint("A table of your own with such a name is left out of pg_bsonstream's first copy on a Citus node: rename it.")));
 		}
 		entry->has_composites = bson_record_cache_has_composites(t->columns);
 		if (entry->has_composites)

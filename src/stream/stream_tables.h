@@ -41,6 +41,7 @@ typedef struct BsonStreamTable
 								 * document */
 	bool		warned_key_unlogged;
 	bool		warned_oversized;	/* an event field over max-event-size */
+	bool		warned_lookalike;	/* named as a shard Citus does not list */
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;
