@@ -107,6 +107,14 @@ bson_startup_cb(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
 	bson_stream_options_parse(&st->options, ctx->output_plugin_options);
 	MemoryContextSwitchTo(old);
 
+	/*
+	 * PostgreSQL calls a filter set here for every record, reading the
+	 * callback from the context each time: without origin=none it is taken
+	 * out, before any record is decoded, so that it costs nothing.
+	 */
+	if (!st->options.skip_origins)
+		ctx->callbacks.filter_by_origin_cb = NULL;
+
 	/* the origin filter leaves out Citus's copies only where Citus marks them */
 	if (st->options.skip_origins && bson_citus_loaded())
 	{
