@@ -17,7 +17,9 @@
 # is confirmed past the WAL end its node had after the workload, with
 # --segment-time 0.2 and --status-interval 0.2 for both (so that the end is
 # confirmed within 0.2 s of being written), then stopped with SIGTERM.
-# Events are counted in the segments written.
+# Events are counted in the segments written; the CPU time of the
+# walsenders (read from /proc just before the stop) and of pg_bsonstream
+# (GNU time, every process of it) is reported beside.
 #
 # Writes bench/results/citus-stream-<UTC time>.md (or --out) and prints it.
 set -euo pipefail
@@ -99,39 +101,58 @@ caught_up() {
 	done
 }
 
-# run NAME SLOT OUT NODES... -- ARGS...: seconds until caught up
+# walsender_cpu SLOT NODE...: CPU seconds of the walsenders of SLOT so far
+walsender_cpu() {
+	local slot=$1 node pid total=0 ticks
+	shift
+	ticks=$(getconf CLK_TCK)
+	for node in "$@"; do
+		pid=$(node_psql "$node" -c "SELECT active_pid FROM pg_replication_slots WHERE slot_name = '$slot'")
+		[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] &&
+			total=$(awk -v t="$total" -v k="$ticks" '{sub(/^.*\) /, ""); printf "%.2f", t + ($12 + $13) / k}' "/proc/$pid/stat")
+	done
+	echo "$total"
+}
+
+# run NAME SLOT OUT NODES... -- ARGS...: "seconds until caught up, the
+# walsenders' CPU seconds, pg_bsonstream's CPU seconds (its processes all)"
 run() {
-	local slot=$2 out=$3 nodes=() t0 t1 pid
+	local slot=$2 out=$3 nodes=() t0 t1 pid server
 	shift 3
 	while [ "$1" != -- ]; do nodes+=("$1"); shift; done
 	shift
 	t0=$(date +%s.%N)
-	"$STREAM" "$@" --slot "$slot" -o "$out" --segment-time 0.2 --status-interval 0.2 -q 2>>"$DIR/stream.log" &
+	/usr/bin/time -f "%U %S" -o "$DIR/client.cpu" \
+		"$STREAM" "$@" --slot "$slot" -o "$out" --segment-time 0.2 --status-interval 0.2 -q 2>>"$DIR/stream.log" &
 	pid=$!
 	until caught_up "$slot" "${nodes[@]}"; do sleep 0.05; done
 	t1=$(date +%s.%N)
-	kill -TERM "$pid"
+	server=$(walsender_cpu "$slot" "${nodes[@]}")
+	pkill -TERM -P "$pid" -x pg_bsonstream
 	wait "$pid" || { echo "pg_bsonstream failed (see $DIR/stream.log)" >&2; cat "$DIR/stream.log" >&2; exit 1; }
-	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}'
+	awk -v a="$t0" -v b="$t1" -v s="$server" '{printf "%.3f %.2f %.2f", b - a, s, $1 + $2}' "$DIR/client.cpu"
 }
 
 events() { "$PYTHON" -c 'import bson, glob, sys; print(sum(1 for p in glob.glob(sys.argv[1] + "/**/changes/*.bson", recursive=True) for _ in bson.decode_file_iter(open(p, "rb"))))' "$1"; }
 
-declare -A TIMES EVENTS
+declare -A TIMES EVENTS SERVER CLIENT
 for ((r = 1; r <= REPS; r++)); do
 	for v in $( ((r % 2)) && echo "cluster worker" || echo "worker cluster"); do
 		if [ "$v" = cluster ]; then
-			secs=$(run cluster "c$r" "$DIR/c$r" coord worker1 worker2 -- --citus \
+			res=$(run cluster "c$r" "$DIR/c$r" coord worker1 worker2 -- --citus \
 				-h "$CITUS_COORD_SOCKET" -p "$CITUS_COORD_PORT" -U postgres -d postgres)
 			n=$(events "$DIR/c$r")
 		else
-			secs=$(run worker "w$r" "$DIR/w$r" worker1 -- \
+			res=$(run worker "w$r" "$DIR/w$r" worker1 -- \
 				-h "$CITUS_WORKER1_SOCKET" -p "$CITUS_WORKER1_PORT" -U postgres -d postgres)
 			n=$(events "$DIR/w$r")
 		fi
+		read -r secs server client <<<"$res"
 		TIMES[$v]="${TIMES[$v]:-} $secs"
+		SERVER[$v]="${SERVER[$v]:-} $server"
+		CLIENT[$v]="${CLIENT[$v]:-} $client"
 		EVENTS[$v]=$n
-		phase "round $r $v: $n events in $secs s"
+		phase "round $r $v: $n events in $secs s, walsenders $server CPU s, pg_bsonstream $client CPU s"
 	done
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -146,12 +167,14 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2
 	echo
 	echo "Workload: $ROWS inserts, $ROWS updates, $ROWS deletes on a distributed table of 32 shards, 10,000 rows a transaction; each run from slots made before it, timed until every slot it follows is confirmed past its node's WAL end; $REPS runs each, interleaved; medians."
 	echo
-	echo "| variant | events | median s | events/s | all runs (s) |"
-	echo "|---|---:|---:|---:|---|"
+	echo "| variant | events | median s | events/s | walsenders' CPU s | pg_bsonstream's CPU s | all runs (s) |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
 	for v in cluster worker; do
 		m=$(echo "${TIMES[$v]}" | median)
 		label=$([ "$v" = cluster ] && echo "\`--citus\` (3 nodes)" || echo "worker 1 alone")
-		echo "| $label | ${EVENTS[$v]} | $m | $(awk -v n="${EVENTS[$v]}" -v s="$m" 'BEGIN {printf "%.0f", n / s}') |${TIMES[$v]} |"
+		echo "| $label | ${EVENTS[$v]} | $m | $(awk -v n="${EVENTS[$v]}" -v s="$m" 'BEGIN {printf "%.0f", n / s}') | $(echo "${SERVER[$v]}" | median) | $(echo "${CLIENT[$v]}" | median) |${TIMES[$v]} |"
 	done
+	echo
+	echo "CPU: medians; the walsenders' (decoding, on the servers) read from /proc just before the stop, pg_bsonstream's (all its processes) from GNU time."
 } >"$OUT"
 cat "$OUT"
