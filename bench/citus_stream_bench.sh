@@ -11,9 +11,11 @@
 #   --reps R   timed runs of each variant (default 3), interleaved; medians
 #
 # Every run decodes the same WAL from slots made before the workload: the
-# cluster's run a slot on each node (pg_bsonstream --citus resuming them,
-# DIR/group-<groupid>), the worker's run a slot on worker 1 (pg_bsonstream
-# on it alone).  A run is timed from its start until every slot it follows
+# cluster's runs a slot on each node (pg_bsonstream --citus resuming them,
+# DIR/group-<groupid>), the worker's runs a slot on worker 1 (pg_bsonstream
+# on it alone); each over TCP to 127.0.0.1, as pg_dist_node names the
+# workers (Citus turns SSL on, which libpq then uses), and over the nodes'
+# Unix sockets.  A run is timed from its start until every slot it follows
 # is confirmed past the WAL end its node had after the workload, with
 # --segment-time 0.2 and --status-interval 0.2 for both (so that the end is
 # confirmed within 0.2 s of being written), then stopped with SIGTERM.
@@ -69,13 +71,24 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 "${PSQL[@]}" -c "CREATE TABLE bench_dist (id bigint PRIMARY KEY, v int, t text, doc jsonb)" \
 	-c "SELECT create_distributed_table('bench_dist', 'id', shard_count := 32)" >/dev/null
 groups=$("${PSQL[@]}" -c "SELECT string_agg(groupid::text, ' ' ORDER BY groupid) FROM pg_dist_node WHERE noderole = 'primary'")
-phase "slots: c1..c$REPS on every node (groups $groups), w1..w$REPS on worker 1"
+# the variants: the cluster's stream and worker 1's alone, each over TCP to
+# 127.0.0.1 (as pg_dist_node names the workers; Citus turns SSL on, and
+# libpq's sslmode=prefer uses it) and over the nodes' Unix sockets
+VARIANTS=(cluster cluster-socket worker worker-socket)
+phase "slots: one per variant and round, on every node for the cluster's, on worker 1 for the worker's"
 for ((r = 1; r <= REPS; r++)); do
-	for node in coord worker1 worker2; do
-		node_psql "$node" -c "SELECT 1 FROM pg_create_logical_replication_slot('c$r', 'bson_out')" >/dev/null
+	for v in "${VARIANTS[@]}"; do
+		slot="${v//-/_}_$r"
+		case $v in
+		cluster*)
+			for node in coord worker1 worker2; do
+				node_psql "$node" -c "SELECT 1 FROM pg_create_logical_replication_slot('$slot', 'bson_out')" >/dev/null
+			done
+			for g in $groups; do mkdir -p "$DIR/$slot/group-$g"; done ;;
+		worker*)
+			node_psql worker1 -c "SELECT 1 FROM pg_create_logical_replication_slot('$slot', 'bson_out')" >/dev/null ;;
+		esac
 	done
-	node_psql worker1 -c "SELECT 1 FROM pg_create_logical_replication_slot('w$r', 'bson_out')" >/dev/null
-	for g in $groups; do mkdir -p "$DIR/c$r/group-$g"; done
 done
 
 phase "the workload: $ROWS inserts, updates and deletes, 10,000 rows a transaction"
@@ -136,23 +149,30 @@ run() {
 events() { "$PYTHON" -c 'import bson, glob, sys; print(sum(1 for p in glob.glob(sys.argv[1] + "/**/changes/*.bson", recursive=True) for _ in bson.decode_file_iter(open(p, "rb"))))' "$1"; }
 
 declare -A TIMES EVENTS SERVER CLIENT
+COORD=(-h "$CITUS_COORD_SOCKET" -p "$CITUS_COORD_PORT" -U postgres -d postgres)
 for ((r = 1; r <= REPS; r++)); do
-	for v in $( ((r % 2)) && echo "cluster worker" || echo "worker cluster"); do
-		if [ "$v" = cluster ]; then
-			res=$(run cluster "c$r" "$DIR/c$r" coord worker1 worker2 -- --citus \
-				-h "$CITUS_COORD_SOCKET" -p "$CITUS_COORD_PORT" -U postgres -d postgres)
-			n=$(events "$DIR/c$r")
-		else
-			res=$(run worker "w$r" "$DIR/w$r" worker1 -- \
-				-h "$CITUS_WORKER1_SOCKET" -p "$CITUS_WORKER1_PORT" -U postgres -d postgres)
-			n=$(events "$DIR/w$r")
-		fi
+	n=${#VARIANTS[@]}
+	for ((i = 0; i < n; i++)); do
+		v=${VARIANTS[$(( (r + i) % n ))]}
+		slot="${v//-/_}_$r"
+		case $v in
+		cluster) res=$(run "$v" "$slot" "$DIR/$slot" coord worker1 worker2 -- --citus "${COORD[@]}") ;;
+		cluster-socket)
+			res=$(run "$v" "$slot" "$DIR/$slot" coord worker1 worker2 -- --citus "${COORD[@]}" \
+				--worker-host "127.0.0.1:$CITUS_WORKER1_PORT=$CITUS_WORKER1_SOCKET" \
+				--worker-host "127.0.0.1:$CITUS_WORKER2_PORT=$CITUS_WORKER2_SOCKET") ;;
+		worker)
+			res=$(run "$v" "$slot" "$DIR/$slot" worker1 -- -h 127.0.0.1 -p "$CITUS_WORKER1_PORT" -U postgres -d postgres) ;;
+		worker-socket)
+			res=$(run "$v" "$slot" "$DIR/$slot" worker1 -- -h "$CITUS_WORKER1_SOCKET" -p "$CITUS_WORKER1_PORT" -U postgres -d postgres) ;;
+		esac
+		events_n=$(events "$DIR/$slot")
 		read -r secs server client <<<"$res"
 		TIMES[$v]="${TIMES[$v]:-} $secs"
 		SERVER[$v]="${SERVER[$v]:-} $server"
 		CLIENT[$v]="${CLIENT[$v]:-} $client"
-		EVENTS[$v]=$n
-		phase "round $r $v: $n events in $secs s, walsenders $server CPU s, pg_bsonstream $client CPU s"
+		EVENTS[$v]=$events_n
+		phase "round $r $v: $events_n events in $secs s, walsenders $server CPU s, pg_bsonstream $client CPU s"
 	done
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -169,9 +189,14 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2
 	echo
 	echo "| variant | events | median s | events/s | walsenders' CPU s | pg_bsonstream's CPU s | all runs (s) |"
 	echo "|---|---:|---:|---:|---:|---:|---|"
-	for v in cluster worker; do
+	for v in "${VARIANTS[@]}"; do
 		m=$(echo "${TIMES[$v]}" | median)
-		label=$([ "$v" = cluster ] && echo "\`--citus\` (3 nodes)" || echo "worker 1 alone")
+		case $v in
+		cluster) label="\`--citus\` (3 nodes), workers over TCP (SSL)" ;;
+		cluster-socket) label="\`--citus\` (3 nodes), workers over Unix sockets (\`--worker-host\`)" ;;
+		worker) label="worker 1 alone, over TCP (SSL)" ;;
+		worker-socket) label="worker 1 alone, over its Unix socket" ;;
+		esac
 		echo "| $label | ${EVENTS[$v]} | $m | $(awk -v n="${EVENTS[$v]}" -v s="$m" 'BEGIN {printf "%.0f", n / s}') | $(echo "${SERVER[$v]}" | median) | $(echo "${CLIENT[$v]}" | median) |${TIMES[$v]} |"
 	done
 	echo
