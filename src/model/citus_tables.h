@@ -11,10 +11,9 @@
  * shard id at the end of its name, and checked against the name (Citus
  * shortens long names; a user's table may end in digits).  A table named
  * like a shard that pg_dist_shard does not list is no shard here: a table of
- * the user's, or a shard a split replaced (waiting for Citus to drop it), or
- * one whose row a slot decoding old changes no longer sees (pg_dist_shard is
- * not a catalog, so its old rows are not kept for decoding); the callers say
- * so rather than guess.
+ * the user's, or a shard a split replaced whose metadata row has been
+ * vacuumed away (pg_dist_shard is not a catalog, so its old rows are not
+ * kept for decoding); the callers say so rather than guess.
  *
  * A reference table has a copy on every node: each node's change stream
  * would carry every change.  Its changes are streamed from the coordinator
@@ -22,8 +21,10 @@
  * reference table goes to the coordinator's copy, and the coordinator is
  * the node a stream of the cluster always follows.
  *
- * Nothing here reads a catalog unless Citus is loaded and the table's name
- * ends in _<digits>: without Citus the model costs what it did.
+ * Nothing here reads a catalog unless Citus is loaded (a look at one of its
+ * settings, once per session): without Citus the model costs what it did.
+ * With it, a table is looked up in pg_dist_partition, and one whose name
+ * ends in _<digits> in pg_dist_shard, when the plugin first meets it.
  */
 #ifndef CITUS_TABLES_H
 #define CITUS_TABLES_H

@@ -189,7 +189,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 {
 	Oid			relid = RelationGetRelid(rel);
 	bool		here;
-	Oid			table = bson_collection_table(relid, opts->partition_root, &here);
+	Oid			table = bson_collection_table(relid, opts->partition_root, NULL);
 	Oid			own = bson_collection_table(relid, false, &here);
 	char	   *unseen = table == relid ? bson_citus_unseen_shard_name(relid, &here) : NULL;
 	BsonChangeTable *t = &entry->change;
@@ -286,7 +286,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			ereport(WARNING,
 					(errmsg("table %s is named as a shard of %s, which Citus's metadata does not list",
 							entry->name, bson_table_name(bson_citus_lookalike(relid))),
-					 errdetail("Its changes are streamed under its own name.  A shard that Citus no longer lists is one a split replaced, or one whose row this slot no longer sees because it decodes changes older than the metadata Citus keeps."),
+					 errdetail("Its changes are streamed under its own name.  A shard that Citus no longer lists is one a split replaced, whose metadata row has been vacuumed away since the change was made."),
 					 errhint("A table of your own with such a name is left out of pg_bsonstream's first copy on a Citus node: rename it.")));
 		}
 		entry->has_composites = bson_record_cache_has_composites(t->columns);
