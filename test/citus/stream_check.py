@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
 """pg_bsonstream --citus on the Citus stage's live cluster (test/citus/stream.sh).
 
-A random workload from several sessions on a distributed table (32 shards),
-a reference table and a local table of the coordinator runs while
-pg_bsonstream --citus follows every node, from its first copy on.  During
-it: a shard moved from worker 1 to worker 2 (logical replication, writes
-going on), a shard split between the workers, the client killed with
-SIGKILL and started again, worker 1 restarted.  Then a node that joins the
+First the plugin alone, through SQL slots on each node: a partitioned
+distributed table's shards named by the root, TRUNCATE of a partition and
+of a distributed table, a table distributed and written in one transaction,
+create_distributed_table's copy left out, nothing from the coordinator's
+own copy of a distributed table.
+
+Then a random workload from several sessions on a distributed table (32
+shards, a dropped column), a reference table and a local table of the
+coordinator runs while pg_bsonstream --citus --jobs 2 follows every node,
+from its first copy on.  During it: a shard moved from worker 1 to worker 2
+(logical replication, writes going on), a shard split between the workers,
+the client killed with SIGKILL and started again, worker 1 restarted; the
+workers' own rows (bson_out.citus_rows = node) with a left-behind shard
+present; a Ctrl-C to the process group.  Then a node that joins the
 cluster and takes a shard while the stream runs.  At the end:
 
   - every event is named by its table (no shard name), the reference
