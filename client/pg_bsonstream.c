@@ -166,7 +166,7 @@ usage(FILE *f)
 			"                             per node, in DIR/group-<groupid>\n"
 			"      --worker-host=NAME[:PORT]=HOST[:PORT]  reach the node pg_dist_node\n"
 			"                             knows as NAME at HOST (repeatable)\n"
-			"Stopping:\n"
+			"Other options:\n"
 			"  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
 			"                             closed and confirmed, exit 0)\n"
 			"      --no-reconnect         exit on a lost connection instead of reconnecting\n"
