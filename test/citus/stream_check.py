@@ -530,10 +530,14 @@ def join_run(out, log):
     NODES[node] = (sock, port)
     sql("CREATE EXTENSION citus", node)
 
-    proc = start_client(out, log)
+    # worker 1 through its Unix socket instead of 127.0.0.1
+    proc = start_client(out, log, "--worker-host", "127.0.0.1:%s=%s" % (NODES["worker1"][1], NODES["worker1"][0]))
     load = Workload()
     load.start()
     time.sleep(3)
+    via = sql("SELECT client_addr IS NULL FROM pg_stat_replication WHERE application_name = 'pg_bsonstream'",
+              "worker1")
+    check(via == [(True,)], "--worker-host: worker 1's stream through its Unix socket", via)
     sql("SELECT citus_add_node('127.0.0.1', %s)" % port)
     # the stream reads the node list every 10 s
     followed = wait_for(lambda: len(groups(out)) == 4 and copies_done(out, 4), 40)
