@@ -551,6 +551,9 @@ def join_run(out, log):
         sql("SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s)"
             % (shard, NODES["worker1"][1], port))
         ok("shard %s moved to the new node" % shard)
+        # rows of that shard changed on the new node, whatever the workload does
+        sql("UPDATE cs_dist SET v = v + 1000 WHERE id IN (SELECT id FROM cs_dist "
+            "WHERE get_shard_id_for_distribution_column('cs_dist', id) = %s LIMIT 5)" % shard)
     except psycopg2.Error as e:
         fail("moving shard %s to the new node" % shard, pg_error(e))
     time.sleep(3)
@@ -558,7 +561,9 @@ def join_run(out, log):
     check(caught_up(("coord", "worker1", "worker2", node)), "every node's slot confirmed to its WAL's end",
           open(log).read()[-3000:])
     stop_client(proc, "join")
-    compare("join", out)
+    stats = compare("join", out)
+    check(stats["per group"].get("group-3", 0) >= 5, "the new node's stream has the changes of the "
+          "shard moved to it (%d events)" % stats["per group"].get("group-3", 0))
 
 
 def peek(node, slot):
