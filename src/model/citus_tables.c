@@ -202,49 +202,60 @@ table_by_name(const char *name, Oid namespace)
 	return OidIsValid(table) && bson_citus_is_sharded(table) ? table : InvalidOid;
 }
 
+/*
+ * The table pg_dist_shard gives for the shard id at the end of relid's
+ * name (any version of the row), with that name and id; InvalidOid when
+ * Citus is not loaded, the name ends in no id, or no shard has it.
+ */
+static Oid
+listed_table(Oid relid, char **name, int64 *shardid)
+{
+	static const char *const columns[] = {"logicalrelid"};
+	Datum		value;
+	bool		isnull;
+
+	if (!bson_citus_loaded())
+		return InvalidOid;
+	*name = get_rel_name(relid);
+	if (*name == NULL || (*shardid = shard_id_of(*name)) < 0 ||
+		!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
+					 F_INT8EQ, Int64GetDatum(*shardid), columns, 1, &value, &isnull, true) ||
+		isnull || DatumGetObjectId(value) == relid)
+		return InvalidOid;
+	return DatumGetObjectId(value);
+}
+
+/* Where a reference table's shard relid streams: on the coordinator only */
+static void
+set_here(Oid table, bool *here)
+{
+	*here = !is_reference_table(table) || local_group() == CITUS_COORDINATOR_GROUP;
+}
+
 Oid
 bson_citus_shard_table(Oid relid, bool *here)
 {
-	static const char *const columns[] = {"logicalrelid"};
-	char	   *name;
-	int64		shardid;
-	Datum		value;
-	bool		isnull;
-	Oid			namespace;
-	Oid			table;
+	char	   *name = NULL;
+	int64		shardid = 0;
+	Oid			table = listed_table(relid, &name, &shardid);
+	char	   *tname;
 
 	*here = true;
-	if (!bson_citus_loaded())
-		return InvalidOid;
-	name = get_rel_name(relid);
-	namespace = get_rel_namespace(relid);
-	if (name == NULL || (shardid = shard_id_of(name)) < 0)
-		return InvalidOid;
-	if (!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
-					 F_INT8EQ, Int64GetDatum(shardid), columns, 1, &value, &isnull, true) ||
-		isnull)
-	{
-		return InvalidOid;
-	}
-	table = DatumGetObjectId(value);
-
 	/*
 	 * A shard is in its table's schema, and named after it unless the name
 	 * would be too long (Citus then shortens it with a hash): anything else
 	 * merely ends in a shard's id.
 	 */
-	if (table == relid || get_rel_namespace(table) != namespace)
+	if (!OidIsValid(table) || get_rel_namespace(table) != get_rel_namespace(relid) ||
+		(tname = get_rel_name(table)) == NULL)
 		return InvalidOid;
 	{
-		char	   *tname = get_rel_name(table);
-		char	   *expected = tname ? psprintf("%s_" INT64_FORMAT, tname, shardid) : NULL;
+		char	   *expected = psprintf("%s_" INT64_FORMAT, tname, shardid);
 
-		if (expected == NULL ||
-			(strlen(expected) < NAMEDATALEN && strcmp(expected, name) != 0))
+		if (strlen(expected) < NAMEDATALEN && strcmp(expected, name) != 0)
 			return InvalidOid;
 	}
-	if (is_reference_table(table))
-		*here = local_group() == CITUS_COORDINATOR_GROUP;
+	set_here(table, here);
 	return table;
 }
 
@@ -265,33 +276,20 @@ bson_citus_lookalike(Oid relid)
 char *
 bson_citus_unseen_shard_name(Oid relid, bool *here)
 {
-	static const char *const columns[] = {"logicalrelid"};
-	char	   *name;
-	int64		shardid;
-	Datum		value;
-	bool		isnull;
-	Oid			table;
+	char	   *name = NULL;
+	int64		shardid = 0;
+	Oid			table = listed_table(relid, &name, &shardid);
 	char	   *suffix;
 
 	*here = true;
-	if (!bson_citus_loaded())
-		return NULL;
-	name = get_rel_name(relid);
-	if (name == NULL || (shardid = shard_id_of(name)) < 0 ||
-		!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
-					 F_INT8EQ, Int64GetDatum(shardid), columns, 1, &value, &isnull, true) ||
-		isnull)
-		return NULL;
-	table = DatumGetObjectId(value);
-	if (table == relid || get_rel_name(table) != NULL)
+	if (!OidIsValid(table) || get_rel_name(table) != NULL)
 		return NULL;
 	/* unshortened names only: table, then _<shardid> */
 	suffix = psprintf("_" INT64_FORMAT, shardid);
 	if (strlen(name) + 1 >= NAMEDATALEN || strlen(name) <= strlen(suffix) ||
 		strcmp(name + strlen(name) - strlen(suffix), suffix) != 0)
 		return NULL;
-	if (is_reference_table(table))
-		*here = local_group() == CITUS_COORDINATOR_GROUP;
+	set_here(table, here);
 	return pnstrdup(name, strlen(name) - strlen(suffix));
 }
 
