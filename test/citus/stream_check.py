@@ -610,6 +610,14 @@ def truncate_and_partitions_run():
         TRUNCATE cs_part_2026;
         TRUNCATE cs_whole;
     """)
+    # a session with Citus's change data capture off is told what it costs
+    c = connect("worker1")
+    cur = c.cursor()
+    cur.execute("SET citus.enable_change_data_capture = off")
+    cur.execute("SELECT count(*) FROM pg_logical_slot_peek_binary_changes('tr', NULL, NULL)")
+    warned = [x for x in c.notices if "citus.enable_change_data_capture is off on this node" in x]
+    c.close()
+    check(len(warned) == 1, "citus.enable_change_data_capture off: a warning when decoding starts", c.notices)
     got = {}
     new_rows = 0
     for n in ("coord", "worker1", "worker2"):
