@@ -207,6 +207,13 @@ parse_map(const char *map, char **from, char **from_port, char **to, char **to_p
 	return 0;
 }
 
+/* Does a mapping from NAME[:PORT] name the node Citus knows as name:port? */
+static int
+map_names(const char *from, const char *from_port, const char *name, const char *port)
+{
+	return strcmp(name, from) == 0 && (from_port == NULL || strcmp(port, from_port) == 0);
+}
+
 int
 citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t errsize)
 {
@@ -227,7 +234,7 @@ citus_map_nodes(CitusTable *t, char *const *maps, int nmaps, char *err, size_t e
 		{
 			CitusNode  *n = &t->nodes[i];
 
-			if (strcmp(n->name, from) != 0 || (from_port && strcmp(n->port, from_port) != 0))
+			if (!map_names(from, from_port, n->name, n->port))
 				continue;
 			n->host = to;
 			if (to_port)
@@ -262,7 +269,7 @@ citus_map_node(char *const *maps, int nmaps, const char *name, const char *port,
 
 		if (parse_map(maps[m], &from, &from_port, &to, &to_port, err, errsize) != 0)
 			return -1;
-		match = strcmp(name, from) == 0 && (from_port == NULL || strcmp(port, from_port) == 0);
+		match = map_names(from, from_port, name, port);
 		free(from);
 		free(from_port);
 		if (match)

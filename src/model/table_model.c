@@ -97,16 +97,14 @@ table_or_ancestor_matches(List *patterns, Oid relid, bool partition_root)
 }
 
 /*
- * Is relid in one of the system's schemas (pg_catalog, pg_toast, the
+ * Is schema one of the system's (pg_catalog, pg_toast, the
  * temporary ones, information_schema)?  A user cannot name a schema pg_*;
  * the tables an extension keeps there (Citus's metadata) are not the user's
  * data.
  */
 static bool
-in_system_schema(Oid relid)
+system_schema(const char *schema)
 {
-	char	   *schema = get_namespace_name(get_rel_namespace(relid));
-
 	return schema == NULL || strncmp(schema, "pg_", 3) == 0 ||
 		strcmp(schema, "information_schema") == 0;
 }
@@ -115,7 +113,7 @@ bool
 bson_table_selected(List *include, List *exclude, Oid relid,
 					bool partition_root)
 {
-	if (in_system_schema(relid))
+	if (system_schema(get_namespace_name(get_rel_namespace(relid))))
 		return false;
 	if (include != NIL &&
 		!table_or_ancestor_matches(include, relid, partition_root))
@@ -126,7 +124,7 @@ bson_table_selected(List *include, List *exclude, Oid relid,
 bool
 bson_names_selected(List *include, List *exclude, const char *schema, const char *name)
 {
-	if (strncmp(schema, "pg_", 3) == 0 || strcmp(schema, "information_schema") == 0)
+	if (system_schema(schema))
 		return false;
 	if (include != NIL && !bson_table_patterns_match(include, schema, name))
 		return false;
