@@ -1,7 +1,7 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 1.1.0
+EXTVERSION = 1.2.0
 
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);

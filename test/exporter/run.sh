@@ -505,7 +505,7 @@ grep -q -- "--no-validate" "$WORK/help.txt" && pass "--help describes --no-valid
 grep -q -- "--no-id .*row_to_bson" "$WORK/help.txt" && grep -q -- "--out-dir=DIR" "$WORK/help.txt" &&
 	grep -q -- "--exclude-tables=LIST" "$WORK/help.txt" &&
 	pass "--help describes --no-id, --out-dir, --exclude-tables" || fail "--help: the new options"
-[ "$("$BIN" --version)" = "pg_bsonexport 1.1.0" ] && pass "--version: pg_bsonexport 1.1.0" ||
+[ "$("$BIN" --version)" = "pg_bsonexport 1.2.0" ] && pass "--version: pg_bsonexport 1.2.0" ||
 	fail "--version" "$("$BIN" --version)"
 
 # ---------------------------------------------------------------- --out-dir
@@ -731,7 +731,7 @@ expect_error "query with a second statement" 1 \
 	"$BIN" --query "SELECT to_bson('{}'::jsonb); SELECT 2" -o "$WORK/x.bson"
 expect_error "query of comments only" 1 "the query is empty" "$BIN" --query " -- nothing;" -o "$WORK/x.bson"
 expect_error "json column, json_to_bson missing" 1 \
-	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.1.0\) does not have" \
+	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.2.0\) does not have" \
 	"$BIN" -d oldext --table t --column j -o "$WORK/x.bson"
 grep -q "hint: reinstall the extension's files (make install) and run DROP EXTENSION bson_out; CREATE EXTENSION bson_out; or ALTER EXTENSION bson_out UPDATE;" "$WORK/err" &&
 	pass "functions missing: the hint says how to reinstall" || fail "functions missing hint" "$(cat "$WORK/err")"
