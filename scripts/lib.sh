@@ -10,8 +10,9 @@ source) PG_BINDIR=$BSON_OUT_CACHE/pg$PG_MAJOR/bin ;;
 *) PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin ;;
 esac
 export PATH="$PG_BINDIR:$PATH"
-# Debian's python3 carries python3-bson and python3-psycopg2; another python3
-# (pyenv, venv) earlier in PATH would not see them.
+# Debian's python3 carries python3-bson, python3-pymongo (bson.json_util
+# imports pymongo.errors) and python3-psycopg2; another python3 (pyenv, venv)
+# earlier in PATH would not see them.
 PYTHON=/usr/bin/python3
 
 log() { printf '== %s\n' "$*" >&2; }
@@ -35,7 +36,7 @@ install_debian_packages() {
 # The packages the project needs, and the PostgreSQL server of PG_MAJOR:
 # Debian's packages, or a build from Debian's source package (servers.sh).
 install_packages() {
-	local common=(make gcc python3 python3-bson python3-psycopg2 "$@")
+	local common=(make gcc python3 python3-bson python3-pymongo python3-psycopg2 "$@")
 	case $(pg_kind "$PG_MAJOR") in
 	source)
 		install_debian_packages postgresql-common "${common[@]}" && pg_build_source "$PG_MAJOR" ;;

@@ -143,7 +143,7 @@ pg_build_description() {
 }
 
 # The packages the test suite needs inside the Debian 13 root.
-DEBIAN13_PACKAGES=postgresql-17,postgresql-server-dev-17,make,gcc,libc6-dev,libpq-dev,libbson-dev,pkg-config,time,python3,python3-bson,python3-psycopg2,iproute2,bsdutils,procps,util-linux,ca-certificates
+DEBIAN13_PACKAGES=postgresql-17,postgresql-server-dev-17,make,gcc,libc6-dev,libpq-dev,libbson-dev,pkg-config,time,python3,python3-bson,python3-pymongo,python3-psycopg2,iproute2,bsdutils,procps,util-linux,ca-certificates
 
 # pg17_root: a Debian 13 root with PostgreSQL 17 under the cache; prints its
 # path.

@@ -9,7 +9,7 @@
 # libbson reader test/exporter/read_libbson.c, the COPY-parser and progress-line
 # unit tests and the LD_PRELOAD shim test/exporter/fail_rename.c.
 # Installs the Debian packages it needs when missing (libpq-dev, libbson-dev,
-# pkg-config, time, python3-bson, python3-psycopg2).
+# pkg-config, time, python3-bson, python3-pymongo, python3-psycopg2).
 #
 # What it checks: exports of the benchmark's tables (medium, small, typed,
 # medium_ext; 20,000 rows each from bench/gen_data.py) and of SQL-made tables,
