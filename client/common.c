@@ -126,3 +126,39 @@ parse_size(const char *s, uint64_t *bytes)
 	*bytes = (uint64_t) v * mult;
 	return 0;
 }
+
+int
+parse_duration_ms(const char *s, int32_t *ms)
+{
+	static const struct
+	{
+		const char *name;
+		double		ms;
+	}			units[] = {
+		{"", 1}, {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000}
+	};
+	const char *p = s;
+	int			digits = 0;
+	double		v;
+	size_t		u;
+
+	/* digits, at most one '.', more digits: strtod alone would take much more */
+	while (isdigit((unsigned char) *p))
+		p++, digits++;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char) *p); p++)
+			digits++;
+	if (digits == 0)
+		return -1;
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+		if (strcmp(p, units[u].name) == 0)
+			break;
+	if (u == sizeof(units) / sizeof(units[0]))
+		return -1;
+	/* strtod reads exactly those characters; too many digits give HUGE_VAL, refused here */
+	v = strtod(s, NULL) * units[u].ms;
+	if (!(v + 0.5 < (double) INT32_MAX + 1) || (v > 0 && v + 0.5 < 1))
+		return -1;
+	*ms = (int32_t) (v + 0.5);
+	return 0;
+}

@@ -60,4 +60,15 @@ extern void print_version(void);
  */
 extern int	parse_size(const char *s, uint64_t *bytes);
 
+/*
+ * A duration as PostgreSQL's time settings take them (lock_timeout): a
+ * number, with a fraction if need be, and a unit ms, s, min, h or d; a bare
+ * number is in milliseconds, as PostgreSQL and pg_dump --lock-wait-timeout
+ * read it.  No sign, blank, exponent, NaN or infinity.  0 and the
+ * milliseconds (rounded; at most INT32_MAX, the settings' limit), or -1 for
+ * a malformed value, one beyond the limit, or one that rounds to 0 without
+ * being 0.
+ */
+extern int	parse_duration_ms(const char *s, int32_t *ms);
+
 #endif							/* COMMON_H */

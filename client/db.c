@@ -6,12 +6,14 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "common.h"
+#include "progress.h"
 
 /* libpq messages end in a newline; ours are assembled line by line */
 static void
@@ -44,8 +46,8 @@ print_notice(void *arg, const char *message)
 /*
  * TCP keepalives, so that a dead network or server ends the export with an
  * error after about a minute (30 s idle, then 3 probes 10 s apart) instead
- * of a COPY, or a lock wait, that waits forever: lock_timeout and
- * statement_timeout are off, and the kernel's default idle time is 2 hours.
+ * of a COPY, or a lock wait, that waits forever: statement_timeout is off,
+ * lock_timeout usually too, and the kernel's default idle time is 2 hours.
  * Only defaults: whatever the user set (in a conninfo string or URI, or in
  * a service file) wins.  Unix-domain sockets ignore them.
  */
@@ -135,12 +137,31 @@ keepalives_on_socket(PGconn *conn)
 		}
 }
 
+int			db_row_security = 0;
+const char *db_rls_hint = NULL;
+
+/*
+ * The server's refusal, with row_security off, of a query that row-level
+ * security policies would filter: known by the function that raises it
+ * (whatever the server's language), or by its English message.
+ */
+static int
+rls_refusal(const PGresult *res, const char *sqlstate, const char *primary)
+{
+	const char *fn = PQresultErrorField(res, PG_DIAG_SOURCE_FUNCTION);
+	static const char msg[] = "query would be affected by row-level security policy";
+
+	return sqlstate && strcmp(sqlstate, "42501") == 0 &&
+		((fn && strcmp(fn, "check_enable_rls") == 0) || strncmp(primary, msg, sizeof(msg) - 1) == 0);
+}
+
 void
 db_error(PGconn *conn, const PGresult *res, const char *what,
 		 char *err, size_t errsize)
 {
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	int			server_hint;
 
 	snprintf(err, errsize, "%s: ", what);
 	if (primary == NULL)
@@ -157,8 +178,23 @@ db_error(PGconn *conn, const PGresult *res, const char *what,
 	append_trimmed(err, errsize, "", primary);
 	if (res && PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL))
 		append_trimmed(err, errsize, "\ndetail: ", PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
-	if (res && PQresultErrorField(res, PG_DIAG_MESSAGE_HINT))
+	server_hint = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT) != NULL;
+	if (server_hint)
 		append_trimmed(err, errsize, "\nhint: ", PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
+	if (rls_refusal(res, sqlstate, primary))
+	{
+		char		h[1024];
+
+		/* the server's hint, if any, is for the owner of a table with FORCE: ours too */
+		snprintf(h, sizeof(h),
+				 "the role \"%s\" is subject to the row-level security policies of that table, "
+				 "which may hide rows from it, and %s reads with row_security off (as pg_dump "
+				 "does) so as never to leave rows out without a word; %s", PQuser(conn), progname,
+				 db_rls_hint ? db_rls_hint : "read it as a role that bypasses the policies");
+		append_trimmed(err, errsize, "\nhint: ", h);
+	}
+	else if (server_hint)
+		return;
 	else if (sqlstate && strcmp(sqlstate, "42501") == 0)
 	{
 		char		h[512];
@@ -267,9 +303,14 @@ db_connect(const ConnOpts *opts, char *err, size_t errsize)
 	return conn;
 }
 
-/* A connection like the leader's; to host:port when given, else to the leader's server. */
+/*
+ * A connection like the leader's; to host:port when given, else to the
+ * leader's server.  'plain': not a replication connection even if the
+ * leader's is (for queries with parameters, which a walsender refuses).
+ */
 static PGconn *
-connect_like(PGconn *leader, const char *host, const char *port, char *err, size_t errsize)
+connect_like(PGconn *leader, const char *host, const char *port, int plain,
+			 char *err, size_t errsize)
 {
 	PQconninfoOption *opts = PQconninfo(leader);
 	PQconninfoOption *o;
@@ -302,7 +343,8 @@ connect_like(PGconn *leader, const char *host, const char *port, char *err, size
 		/* the server the leader actually reached, not the whole list */
 		if (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0 ||
 			strcmp(o->keyword, "port") == 0 || strcmp(o->keyword, "dbname") == 0 ||
-			strcmp(o->keyword, "target_session_attrs") == 0)
+			strcmp(o->keyword, "target_session_attrs") == 0 ||
+			(plain && strcmp(o->keyword, "replication") == 0))
 			continue;
 		keys[n] = o->keyword;
 		vals[n++] = o->val;
@@ -347,13 +389,13 @@ connect_like(PGconn *leader, const char *host, const char *port, char *err, size
 PGconn *
 db_connect_like(PGconn *leader, char *err, size_t errsize)
 {
-	return connect_like(leader, NULL, NULL, err, errsize);
+	return connect_like(leader, NULL, NULL, 0, err, errsize);
 }
 
 PGconn *
 db_connect_node(PGconn *leader, const char *host, const char *port, char *err, size_t errsize)
 {
-	return connect_like(leader, host, port, err, errsize);
+	return connect_like(leader, host, port, 0, err, errsize);
 }
 
 /*
@@ -471,10 +513,23 @@ db_unmappable_option(const char *arg)
 	db_unmappable_values = arg;
 }
 
+int32_t		db_lock_wait_ms = -1;
+const char *db_lock_wait_arg = NULL;
+
+void
+db_lock_wait_option(const char *arg)
+{
+	if (parse_duration_ms(arg, &db_lock_wait_ms) != 0)
+		die_usage("invalid --lock-wait-timeout \"%s\": give a duration in ms, s, min, h or d "
+				  "(a bare number is in milliseconds, as PostgreSQL's lock_timeout), e.g. 30s, "
+				  "at most 2147483647ms; 0 waits as long as it takes", arg);
+	db_lock_wait_arg = arg;
+}
+
 int
 db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize)
 {
-	char		sql[128];
+	char		sql[256];
 
 	/*
 	 * Values without a BSON mapping as the user chose, in every session
@@ -492,13 +547,17 @@ db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize)
 	/*
 	 * synchronize_seqscans off: a sequential scan then starts at block 0
 	 * instead of joining a concurrent scan midway, so that --jobs 1 writes
-	 * the rows in the same (physical) order as --jobs N.
+	 * the rows in the same (physical) order as --jobs N.  lock_timeout only
+	 * when --lock-wait-timeout is given: the user's own otherwise (db.h).
 	 */
-	if (db_command(conn,
-				   "SET statement_timeout = 0; SET lock_timeout = 0; "
-				   "SET idle_in_transaction_session_timeout = 0; "
-				   "SET synchronize_seqscans = off",
-				   "could not set up the session", err, errsize) != 0)
+	snprintf(sql, sizeof(sql),
+			 "SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0; "
+			 "SET synchronize_seqscans = off; SET row_security = %s",
+			 db_row_security ? "on" : "off");
+	if (db_lock_wait_ms >= 0)
+		snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), "; SET lock_timeout = %ld",
+				 (long) db_lock_wait_ms);
+	if (db_command(conn, sql, "could not set up the session", err, errsize) != 0)
 		return -1;
 
 	/*
@@ -535,4 +594,254 @@ db_conn_option(ConnOpts *o, int c, const char *arg)
 		default:
 			return 0;
 	}
+}
+
+/* Wait until the connection has something to read, 'secs' at most, or a signal comes. */
+static void
+wait_readable(PGconn *conn, double secs)
+{
+	struct pollfd p;
+
+	p.fd = PQsocket(conn);
+	p.events = POLLIN;
+	p.revents = 0;
+	if (p.fd >= 0)
+		(void) poll(&p, 1, secs <= 0 ? 0 : (int) (secs * 1000) + 1);
+}
+
+/* What db_exec_waiting has found out and said about a wait */
+typedef struct LockWatch
+{
+	PGconn	   *monitor;		/* the second connection, once opened */
+	int			no_monitor;		/* it could not be opened (said once) */
+	char		said[1024];		/* the last message, said again only when it changes */
+} LockWatch;
+
+/*
+ * What the session waits for: the relations it waits to lock, or whether it
+ * waits for other transactions to end (as the creation of a logical slot
+ * does, for every transaction that has written), and the sessions in its
+ * way: those holding a conflicting lock, and those queued before it for one.
+ */
+static const char blocked_query[] =
+	"SELECT coalesce((SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I', "
+	"                          n.nspname, c.relname), ', ') "
+	"                 FROM pg_catalog.pg_locks l "
+	"                 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation "
+	"                 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+	"                 WHERE l.pid OPERATOR(pg_catalog.=) $1::pg_catalog.int4 AND NOT l.granted "
+	"                   AND l.locktype OPERATOR(pg_catalog.=) 'relation'), ''), "
+	"  EXISTS (SELECT FROM pg_catalog.pg_locks l "
+	"          WHERE l.pid OPERATOR(pg_catalog.=) $1::pg_catalog.int4 AND NOT l.granted "
+	"            AND l.locktype OPERATOR(pg_catalog.=) ANY ('{transactionid,virtualxid}')), "
+	"  coalesce((SELECT pg_catalog.string_agg(b::pg_catalog.text, ', ' ORDER BY b) "
+	"            FROM pg_catalog.unnest(pg_catalog.pg_blocking_pids($1::pg_catalog.int4)) b), '')";
+
+/* 'conn' has waited 'waited' seconds: say for what, and whom, if it waits for a lock. */
+static void
+report_wait(PGconn *conn, LockWatch *w, double waited)
+{
+	char		pid[16];
+	const char *params[1] = {pid};
+	char		line[sizeof(w->said)];
+	const char *rels;
+	const char *pids;
+	int			several;
+	int			xact;
+	int			rel_wait;
+	PGresult   *res;
+
+	if (w->no_monitor)
+		return;
+	if (w->monitor == NULL)
+	{
+		char		ignored[1024];
+
+		w->monitor = connect_like(conn, NULL, NULL, 1, ignored, sizeof(ignored));
+		if (w->monitor == NULL)
+		{
+			w->no_monitor = 1;
+			fprintf(stderr, "%s: still waiting after %.0f s, for a lock perhaps (a second "
+					"connection, to see which session holds it, could not be opened)\n",
+					progname, waited);
+			return;
+		}
+	}
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(conn));
+	res = PQexecParams(w->monitor, blocked_query, 1, NULL, params, NULL, NULL, 0);
+
+	/* not waiting for a lock, or no longer: nothing to say */
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 ||
+		PQgetvalue(res, 0, 2)[0] == '\0')
+	{
+		PQclear(res);
+		return;
+	}
+	rels = PQgetvalue(res, 0, 0);
+	xact = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	pids = PQgetvalue(res, 0, 2);
+	several = strchr(pids, ',') != NULL;
+	rel_wait = rels[0] != '\0';
+	if (rel_wait)
+		snprintf(line, sizeof(line), "waiting for a lock on %s, blocked by the session%s with "
+				 "PID%s %s", rels, several ? "s" : "", several ? "s" : "", pids);
+	else if (xact)
+		snprintf(line, sizeof(line), "waiting for the transaction%s of the session%s with PID%s "
+				 "%s to end", several ? "s" : "", several ? "s" : "", several ? "s" : "", pids);
+	else
+		line[0] = '\0';
+	PQclear(res);
+	if (line[0] == '\0' || strcmp(line, w->said) == 0)
+		return;
+	fprintf(stderr, "%s: %s (%.0f s so far)\n", progname, line, waited);
+	if (w->said[0] == '\0')
+	{
+		if (!rel_wait)
+			fprintf(stderr, "%s: hint: pg_stat_activity shows what %s (a new replication slot "
+					"waits for every transaction that has written, or locked a table exclusively, "
+					"to end)\n", progname, several ? "they run" : "it runs");
+		else if (db_lock_wait_ms > 0)
+			fprintf(stderr, "%s: hint: pg_stat_activity shows what %s; the export gives up after "
+					"--lock-wait-timeout %s\n", progname, several ? "they run" : "it runs",
+					db_lock_wait_arg);
+		else
+			fprintf(stderr, "%s: hint: pg_stat_activity shows what %s; "
+					"--lock-wait-timeout=DURATION gives up after DURATION instead\n", progname,
+					several ? "they run" : "it runs");
+	}
+	snprintf(w->said, sizeof(w->said), "%s", line);
+}
+
+PGresult *
+db_exec_waiting(PGconn *conn, const char *sql, int nparams, const char *const *params,
+				int *ndone)
+{
+	LockWatch	w;
+	PGresult   *kept = NULL;	/* the first error, else the last result */
+	PGresult   *res;
+	int			done = 0;
+	double		start = now_seconds();
+	double		next = start + DB_WAIT_REPORT;
+
+	memset(&w, 0, sizeof(w));
+	if (ndone)
+		*ndone = 0;
+	if (nparams > 0 ? !PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0) :
+		!PQsendQuery(conn, sql))
+		return NULL;
+	for (;;)
+	{
+		double		t;
+
+		/* the results that have come: one a statement */
+		while (!PQisBusy(conn))
+		{
+			res = PQgetResult(conn);
+			if (res == NULL)
+				goto end;
+			if (kept && PQresultStatus(kept) == PGRES_FATAL_ERROR)
+				PQclear(res);
+			else
+			{
+				if (PQresultStatus(res) != PGRES_FATAL_ERROR)
+					done++;
+				PQclear(kept);
+				kept = res;
+			}
+		}
+		t = now_seconds();
+		if (t >= next)
+		{
+			report_wait(conn, &w, t - start);
+			next = now_seconds() + DB_WAIT_REPORT;
+			t = now_seconds();
+		}
+		wait_readable(conn, next - t);
+
+		/* a lost connection: libpq's error result comes next, then the end */
+		if (!PQconsumeInput(conn))
+		{
+			while ((res = PQgetResult(conn)) != NULL)
+			{
+				if (kept && PQresultStatus(kept) == PGRES_FATAL_ERROR)
+					PQclear(res);
+				else
+				{
+					PQclear(kept);
+					kept = res;
+				}
+			}
+			break;
+		}
+	}
+end:
+	if (w.monitor)
+		PQfinish(w.monitor);
+	if (ndone)
+		*ndone = done;
+	return kept;
+}
+
+/*
+ * The relations of this database that other sessions hold, or wait for,
+ * ACCESS EXCLUSIVE locks on (the one mode that conflicts with ACCESS
+ * SHARE), with their PIDs: asked on a connection of its own, as 'conn' is
+ * in a failed transaction.  Their own temporary tables left out.  "" when
+ * there are none, or they cannot be asked.
+ */
+static void
+exclusive_locks(PGconn *conn, char *buf, size_t size)
+{
+	char		ignored[1024];
+	PGconn	   *c = connect_like(conn, NULL, NULL, 1, ignored, sizeof(ignored));
+	PGresult   *res;
+
+	buf[0] = '\0';
+	if (c == NULL)
+		return;
+	res = PQexec(c, "SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I (PID %s)', "
+				 "    n.nspname, c.relname, l.pid), ', ' ORDER BY n.nspname, c.relname, l.pid) "
+				 "FROM pg_catalog.pg_locks l "
+				 "JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) l.database "
+				 "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.relation "
+				 "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				 "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database() "
+				 "  AND l.locktype OPERATOR(pg_catalog.=) 'relation' "
+				 "  AND l.mode OPERATOR(pg_catalog.=) 'AccessExclusiveLock' "
+				 "  AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid() "
+				 "  AND c.relpersistence OPERATOR(pg_catalog.<>) 't'");
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		snprintf(buf, size, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+}
+
+void
+db_lock_error(PGconn *conn, const PGresult *res, const char *what, const char *table,
+			  char *err, size_t errsize)
+{
+	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	char		setting[128];
+	char		which[1024];
+	char		detail[2048];
+
+	db_error(conn, res, what, err, errsize);
+	if (sqlstate == NULL || strcmp(sqlstate, "55P03") != 0)
+		return;
+	if (db_lock_wait_arg)
+		snprintf(setting, sizeof(setting), "--lock-wait-timeout %s", db_lock_wait_arg);
+	else
+		snprintf(setting, sizeof(setting), "lock_timeout, the session's setting (from "
+				 "PGOPTIONS, the role or the database)");
+	which[0] = '\0';
+	if (table == NULL)
+		exclusive_locks(conn, which, sizeof(which));
+	snprintf(detail, sizeof(detail), "another session holds, or waits for, a lock on %s that "
+			 "conflicts with the export's ACCESS SHARE lock (as ALTER TABLE, DROP, TRUNCATE, "
+			 "VACUUM FULL, CLUSTER, REFRESH MATERIALIZED VIEW and LOCK TABLE take)%s%s; the "
+			 "export waits no longer than %s", table ? table : "one of the tables",
+			 which[0] ? "; just now such locks are held or awaited on " : "", which, setting);
+	append_trimmed(err, errsize, "\ndetail: ", detail);
+	append_trimmed(err, errsize, "\nhint: ", "retry once that session is done (pg_stat_activity "
+				   "and pg_locks show it), or give a longer --lock-wait-timeout");
 }

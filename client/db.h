@@ -6,6 +6,7 @@
 #define DB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <libpq-fe.h>
 
@@ -78,13 +79,69 @@ extern PGconn *db_connect_node(PGconn *leader, const char *host, const char *por
 extern char *db_settings_sql(PGconn *leader, char *err, size_t errsize);
 
 /*
- * Prepare a connection for exporting: no statement, lock or idle timeouts
- * (an export may legitimately run for hours; pg_dump does the same), with
- * 'table_order' no parallel query (a table's rows in block order), and the
- * read-only REPEATABLE READ transaction every query then runs in.  BEGIN
- * takes no snapshot: the transaction's first query does.
+ * --lock-wait-timeout=DURATION (parse_duration_ms): lock_timeout in the
+ * sessions that read the tables, as pg_dump's option of that name: fail
+ * rather than wait longer for the ACCESS SHARE locks the export takes (0:
+ * wait as long as it takes).  Not given (-1): the session's own
+ * lock_timeout, as PGOPTIONS, the role or the database set it, never
+ * overridden.
+ */
+#define DB_LOCK_WAIT_TIMEOUT	221
+#define DB_LOCK_WAIT_LONGOPT \
+	{"lock-wait-timeout", required_argument, NULL, DB_LOCK_WAIT_TIMEOUT}
+extern int32_t db_lock_wait_ms;
+extern const char *db_lock_wait_arg;	/* as given, for messages */
+
+/* Take --lock-wait-timeout (a usage error for a malformed duration) */
+extern void db_lock_wait_option(const char *arg);
+
+/*
+ * Row-level security.  The sessions that read the tables run with
+ * row_security off, as pg_dump's do: a table whose policies would hide rows
+ * from the role is then the server's error, naming the table, instead of a
+ * part of the table exported without a word.  db_row_security
+ * (pg_bsonexport --enable-row-security): the rows as the policies let the
+ * role see them.  db_rls_hint: what the program advises after such an
+ * error (a sentence that follows "the role ... would see only some rows of
+ * the table: ").
+ */
+extern int	db_row_security;
+extern const char *db_rls_hint;
+
+/*
+ * Prepare a connection for exporting: no statement or idle timeouts (an
+ * export may legitimately run for hours; pg_dump does the same), lock_timeout
+ * as --lock-wait-timeout says, row_security as above, with 'table_order' no
+ * parallel query (a table's rows in block order), and the read-only
+ * REPEATABLE READ transaction every query then runs in.  BEGIN takes no
+ * snapshot: the transaction's first query does.
  */
 extern int	db_begin_export(PGconn *conn, int table_order, char *err, size_t errsize);
+
+/*
+ * Run statements that may wait for table locks (LOCK TABLE, a query that
+ * opens tables; with parameters, one statement) as PQexec or PQexecParams
+ * would, but while they wait, about every DB_WAIT_REPORT seconds, say on
+ * standard error which relation they wait for and which sessions are in
+ * the way (pg_locks and pg_blocking_pids(), asked on a second connection
+ * opened only then); said again only when that changes.  Returns the first
+ * failed statement's result, else the last one's (NULL: the query could not
+ * be sent); *ndone, if not NULL: how many statements completed before.  A
+ * signal's cancel request ends the wait as it ends any statement.
+ */
+#define DB_WAIT_REPORT	5.0
+extern PGresult *db_exec_waiting(PGconn *conn, const char *sql, int nparams,
+								 const char *const *params, int *ndone);
+
+/*
+ * db_error for a statement that waited for table locks: a lock timeout
+ * (lock_timeout or --lock-wait-timeout) gets a detail naming the table
+ * ('table', quoted; NULL when the statement locks several: the tables that
+ * other sessions hold or await ACCESS EXCLUSIVE locks on just then, the one
+ * lock mode that conflicts with the export's) and the setting, and a hint.
+ */
+extern void db_lock_error(PGconn *conn, const PGresult *res, const char *what,
+						  const char *table, char *err, size_t errsize);
 
 /* Run a statement that returns no rows (or rows we ignore). */
 extern int	db_command(PGconn *conn, const char *sql, const char *what,

@@ -276,10 +276,11 @@ list_collections(Dump *d, PGconn *conn)
 			 "JOIN pg_catalog.pg_class c ON c.oid = b.source "
 			 "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
 			 "ORDER BY b.ordinality", schema);
-	d->res = PQexecParams(conn, sql, 5, NULL, params, NULL, NULL, 0);
+	/* bson_collections() locks the tables: a wait for one is said (db_exec_waiting) */
+	d->res = db_exec_waiting(conn, sql, 5, params, NULL);
 	if (PQresultStatus(d->res) != PGRES_TUPLES_OK)
 	{
-		db_error(conn, d->res, "could not list the tables", d->err, d->errsize);
+		db_lock_error(conn, d->res, "could not list the tables", NULL, d->err, d->errsize);
 		rc = -1;
 	}
 

@@ -67,31 +67,38 @@ strerror_posix(int rc, char *buf)
 			 char *: strerror_gnu, \
 			 default: strerror_posix)(strerror_r((err), (buf), sizeof(buf)), (buf))
 
+const char *out_dir_option = "-o";
+
 static const char *
 out_name(const OutFile *o)
 {
-	return o->is_stdout ? "standard output" : o->tmp_path;
+	return o->is_stdout ? "standard output" : o->in_place ? o->final_path : o->tmp_path;
 }
 
-/* what to add to an errno message to make it actionable */
+/* what to add to an errno message to make it actionable (in buf, hence the macro) */
 static const char *
-errno_hint(int err)
+errno_hint_in(int err, char *buf, size_t size)
 {
 	switch (err)
 	{
 		case ENOSPC:
 		case EDQUOT:
-			return "; free some space or write to another directory with -o";
+			snprintf(buf, size, "; free some space or write to another directory with %s",
+					 out_dir_option);
+			return buf;
 		case EPIPE:
 			return " (the reading end of the pipe was closed)";
 		case EACCES:
 		case EPERM:
 		case EROFS:
-			return "; choose a directory you can write to with -o";
+			snprintf(buf, size, "; choose a directory you can write to with %s", out_dir_option);
+			return buf;
 		default:
 			return "";
 	}
 }
+
+#define errno_hint(err, buf)	errno_hint_in((err), (buf), sizeof(buf))
 
 char *
 path_dirname(const char *path)
@@ -162,9 +169,10 @@ create_temp(OutFile *o, const char *dir, const char *base)
 	{
 		int			err = errno;
 		char		eb[256];
+		char		hb[128];
 
 		out_error(o, "could not create the temporary output file \"%s\": %s%s",
-				  o->tmp_path, errstr(err, eb), errno_hint(err));
+				  o->tmp_path, errstr(err, eb), errno_hint(err, hb));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 		return -1;
@@ -271,6 +279,53 @@ stop_syncer(OutFile *o)
 	o->syncer_started = 0;
 }
 
+/*
+ * An existing file that is not a regular file, written where it is (see
+ * output.h): renaming a temporary file over it would replace the FIFO or
+ * the device node by a regular file, and as root -o /dev/null --force would
+ * replace the system's /dev/null.
+ */
+static int
+open_in_place(OutFile *o, const char *path, const struct stat *st, int force)
+{
+	struct stat now;
+	char		eb[256];
+
+	if (S_ISSOCK(st->st_mode))
+		return out_error(o, "output \"%s\" is a socket, which cannot be written as a file; give "
+						 "a file name to -o", path);
+	if (S_ISBLK(st->st_mode) && !force)
+		return out_error(o, "output \"%s\" is a block device; use --force to write over what "
+						 "it holds", path);
+	o->final_path = strdup(path);
+	if (o->final_path == NULL)
+		return out_error(o, "out of memory");
+
+	/* a FIFO's open waits for a reader; a signal ends the wait */
+	do
+		o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	while (o->fd < 0 && errno == EINTR && !interrupted);
+	if (o->fd < 0)
+	{
+		int			err = errno;
+
+		if (err == EINTR)
+			return out_error(o, "interrupted");
+		return out_error(o, "could not open \"%s\" for writing: %s", path, errstr(err, eb));
+	}
+
+	/* a regular file put there meanwhile would be overwritten in place, and not atomically */
+	if (fstat(o->fd, &now) != 0 || S_ISREG(now.st_mode))
+	{
+		close(o->fd);
+		o->fd = -1;
+		return out_error(o, "output \"%s\" was replaced by a regular file while it was being "
+						 "opened; run the export again", path);
+	}
+	o->in_place = 1;
+	return 0;
+}
+
 int
 out_open(OutFile *o, const char *path, int force, int durable)
 {
@@ -292,6 +347,8 @@ out_open(OutFile *o, const char *path, int force, int durable)
 	{
 		if (S_ISDIR(st.st_mode))
 			return out_error(o, "output \"%s\" is a directory; give a file name to -o", path);
+		if (!S_ISREG(st.st_mode))
+			return open_in_place(o, path, &st, force);
 		if (!force)
 			return out_error(o, "output file \"%s\" already exists; use --force to overwrite it", path);
 	}
@@ -320,6 +377,7 @@ write_all(OutFile *o, const char *p, size_t len)
 		{
 			int			err = errno;
 			char		eb[256];
+			char		hb[128];
 
 			if (err == EINTR && !interrupted)
 				continue;
@@ -327,7 +385,7 @@ write_all(OutFile *o, const char *p, size_t len)
 				return out_error(o, "interrupted");
 			return out_error(o, "could not write to %s%s%s: %s%s",
 							 o->is_stdout ? "" : "\"", out_name(o),
-							 o->is_stdout ? "" : "\"", errstr(err, eb), errno_hint(err));
+							 o->is_stdout ? "" : "\"", errstr(err, eb), errno_hint(err, hb));
 		}
 		p += w;
 		len -= (size_t) w;
@@ -391,10 +449,11 @@ out_truncate(OutFile *o, uint64_t size)
 		return 0;
 	}
 	/* a background fdatasync meanwhile syncs more or less: the final one decides */
-	if (o->is_stdout || ftruncate(o->fd, (off_t) size) != 0 ||
+	if (o->is_stdout || o->in_place || ftruncate(o->fd, (off_t) size) != 0 ||
 		lseek(o->fd, (off_t) size, SEEK_SET) < 0)
 		return out_error(o, "could not truncate \"%s\": %s", out_name(o),
-						 o->is_stdout ? "it is standard output" : errstr(errno, eb));
+						 o->is_stdout ? "it is standard output" :
+						 o->in_place ? "it is not a regular file" : errstr(errno, eb));
 	o->used = 0;
 	o->bytes = o->flushed = size;
 	if (o->writeback > size)
@@ -406,6 +465,7 @@ int
 out_flush(OutFile *o, int sync)
 {
 	char		eb[256];
+	char		hb[128];
 
 	if (flush_buffer(o) != 0)
 		return -1;
@@ -414,7 +474,7 @@ out_flush(OutFile *o, int sync)
 	stop_syncer(o);
 	if (o->sync_errno != 0)
 		return out_error(o, "could not fdatasync \"%s\": %s%s", o->tmp_path,
-						 errstr(o->sync_errno, eb), errno_hint(o->sync_errno));
+						 errstr(o->sync_errno, eb), errno_hint(o->sync_errno, hb));
 	if (o->is_stdout)
 	{
 		struct stat st;
@@ -426,12 +486,19 @@ out_flush(OutFile *o, int sync)
 			return out_error(o, "could not fsync standard output: %s", errstr(errno, eb));
 		return 0;
 	}
+	if (o->in_place)
+	{
+		/* a FIFO or /dev/null cannot be synced (EINVAL); a block device can */
+		if (fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS)
+			return out_error(o, "could not fsync \"%s\": %s", o->final_path, errstr(errno, eb));
+		return 0;
+	}
 	if (fsync(o->fd) != 0)
 	{
 		int			err = errno;
 
 		return out_error(o, "could not fsync \"%s\": %s%s", o->tmp_path,
-						 errstr(err, eb), errno_hint(err));
+						 errstr(err, eb), errno_hint(err, hb));
 	}
 	return 0;
 }
@@ -480,9 +547,15 @@ out_commit(OutFile *o, int force, int sync)
 	if (close(o->fd) != 0)
 	{
 		o->fd = -1;
-		return out_error(o, "could not close \"%s\": %s", o->tmp_path, errstr(errno, eb));
+		return out_error(o, "could not close \"%s\": %s", out_name(o), errstr(errno, eb));
 	}
 	o->fd = -1;
+	if (o->in_place)
+	{
+		/* written where it is: nothing to rename */
+		o->committed = 1;
+		return 0;
+	}
 
 	if (force)
 		rc = rename(o->tmp_path, o->final_path);
@@ -561,8 +634,9 @@ out_remove_stale(const char *dir)
 		/* the temporary names above: .NAME.tmp.PID */
 		if (e->d_name[0] != '.' || (t = strstr(e->d_name, ".tmp.")) == NULL)
 			continue;
+		/* EPERM: the process exists, another user's */
 		pid = strtol(t + 5, NULL, 10);
-		if (pid <= 0 || (pid != getpid() && kill((pid_t) pid, 0) == 0))
+		if (pid <= 0 || (pid != getpid() && (kill((pid_t) pid, 0) == 0 || errno == EPERM)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (unlink(path) == 0)

@@ -16,7 +16,11 @@
  * meantime is not overwritten either.
  *
  * "-" is standard output: written directly (it cannot be renamed), fsynced
- * when it is a regular file.
+ * when it is a regular file.  So is an existing file that is not a regular
+ * file (a FIFO, a character device such as /dev/null, a block device): it
+ * is opened and written in place, never renamed over, which would replace
+ * it; a FIFO or character device without 'force' (nothing on it is
+ * overwritten), a block device only with it.  A socket is refused.
  *
  * Syncing as we go: on this kind of storage the cost of the final fsync
  * grows with the data not yet made durable (about 0.13 s for 90 MB on the
@@ -38,8 +42,9 @@ typedef struct OutFile
 {
 	int			fd;				/* -1 when closed */
 	int			is_stdout;
+	int			in_place;		/* an existing non-regular file, written directly */
 	char	   *final_path;		/* NULL for standard output */
-	char	   *tmp_path;		/* NULL for standard output */
+	char	   *tmp_path;		/* NULL for standard output and in place */
 	int			slot;			/* signals.c registration, -1 if none */
 	int			committed;		/* renamed to final_path by out_commit */
 
@@ -92,8 +97,16 @@ extern void out_abort(OutFile *o);
 extern void out_free(OutFile *o);
 
 /*
+ * The option that names the outputs' directory, for the hints of a full
+ * disk or a directory that cannot be written: "-o" unless set
+ * (pg_bsonexport --out-dir sets "--out-dir").
+ */
+extern const char *out_dir_option;
+
+/*
  * Remove the temporary files of dead processes (what a SIGKILL leaves) in
- * dir; how many.
+ * dir; how many.  A process that exists but belongs to another user
+ * (kill(2) says EPERM) is alive: its files stay.
  */
 extern int	out_remove_stale(const char *dir);
 

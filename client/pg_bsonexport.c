@@ -154,9 +154,10 @@ usage(FILE *f)
 			"Output:\n"
 			"  -o, --output=FILE       write FILE (default, or \"-\": standard output); written\n"
 			"                          to a temporary file .FILE.tmp.PID beside it, fsynced and\n"
-			"                          renamed when complete, removed on any error\n"
+			"                          renamed when complete, removed on any error; an\n"
+			"                          existing FIFO or device is written in place\n"
 			"  -f, --force             overwrite FILE (with --out-dir: a non-empty\n"
-			"                          <collection>.bson) if it exists\n"
+			"                          <collection>.bson), or a block device, if it exists\n"
 			"      --no-sync           do not fsync FILE before renaming it (faster; as\n"
 			"                          pg_dump --no-sync: an OS crash may then lose it)\n"
 			"  -j, --jobs=N            with --table: N connections export disjoint block\n"
@@ -183,6 +184,16 @@ usage(FILE *f)
 			"                          partitioned table is one collection); not with\n"
 			"                          --table, --query or --output\n"
 			SELECTION_HELP
+			"\n"
+			"Reading the tables:\n"
+			"      --lock-wait-timeout=DURATION  fail instead of waiting longer than DURATION\n"
+			"                          for a table's lock (ms, s, min, h, d; a bare number\n"
+			"                          is in milliseconds); default: the session's\n"
+			"                          lock_timeout; a wait over 5 s is said, with the\n"
+			"                          sessions in its way\n"
+			"      --enable-row-security  the rows the tables' row-level security policies\n"
+			"                          let the role see; without it, a table whose policies\n"
+			"                          apply to the role is an error (as pg_dump)\n"
 			"\n"
 			"Values without a BSON mapping (infinite dates and timestamps, numerics beyond\n"
 			"decimal128), in every mode:\n"
@@ -238,8 +249,13 @@ cleanup_and_exit(int status)
 {
 	int			i;
 
-	/* standard output cannot be taken back: what reached it is there */
+	/* standard output, a FIFO or a device cannot be taken back: what reached it is there */
 	int			stdout_written = nouts > 0 && outs[0].is_stdout && outs[0].flushed > 0;
+	int			in_place_written = 0;
+
+	for (i = 0; i < nouts; i++)
+		if (outs[i].in_place && outs[i].flushed > 0)
+			in_place_written = 1;
 
 	for (i = 0; i < nouts; i++)
 		out_abort(&outs[i]);
@@ -253,6 +269,7 @@ cleanup_and_exit(int status)
 				interrupted == SIGINT ? "SIGINT" : interrupted == SIGTERM ? "SIGTERM" :
 				interrupted == SIGHUP ? "SIGHUP" : "SIGQUIT",
 				stdout_written ? "what was written to standard output is incomplete" :
+				in_place_written ? "what was written to the FIFO or device is incomplete" :
 				opt.out_dir ? "the files renamed into place are complete, the others removed" :
 				"no output written");
 		signals_reraise();
@@ -335,6 +352,8 @@ parse_options(int argc, char **argv)
 		{"worker-host", required_argument, NULL, 8},
 		{"no-id", no_argument, NULL, 9},
 		{"out-dir", required_argument, NULL, 10},
+		{"enable-row-security", no_argument, NULL, 11},
+		DB_LOCK_WAIT_LONGOPT,
 		DB_UNMAPPABLE_LONGOPT,
 		SELECTION_LONGOPTS,
 		{NULL, 0, NULL, 0}
@@ -408,6 +427,12 @@ parse_options(int argc, char **argv)
 			case 10:
 				opt.out_dir = optarg;
 				break;
+			case 11:
+				db_row_security = 1;
+				break;
+			case DB_LOCK_WAIT_TIMEOUT:
+				db_lock_wait_option(optarg);
+				break;
 			case DB_UNMAPPABLE_VALUES:
 				db_unmappable_option(optarg);
 				break;
@@ -429,9 +454,13 @@ parse_options(int argc, char **argv)
 			die_usage("too many arguments, starting with \"%s\"", argv[optind]);
 	}
 
+	db_rls_hint = "export as a role that bypasses them (a superuser, the table's owner, a role "
+		"with BYPASSRLS), or give --enable-row-security to export the rows they let the role see";
 	if (opt.out_dir)
 	{
 		check_out_dir_options();
+		/* a full disk's hint names the dump's option */
+		out_dir_option = "--out-dir";
 		return;
 	}
 	if (selection_given(&opt.sel))
@@ -588,8 +617,9 @@ split_commit_failed(int k)
 	int			last = -1;
 	int			count = 0;
 
+	/* a FIFO or device written in place is not part of what can be taken back */
 	for (i = 0; i < nouts; i++)
-		if (outs[i].committed)
+		if (outs[i].committed && !outs[i].in_place)
 		{
 			if (first < 0)
 				first = i;
@@ -604,7 +634,7 @@ split_commit_failed(int k)
 	if (!opt.force)
 	{
 		for (i = 0; i < nouts; i++)
-			if (outs[i].committed)
+			if (outs[i].committed && !outs[i].in_place)
 				(void) unlink(outs[i].final_path);
 		snprintf(errbuf, sizeof(errbuf),
 				 "%s\ndetail: the %d file%s of the set already renamed into place (%s%s%s) %s been "

@@ -143,6 +143,10 @@ usage(FILE *f)
 			"                             .metadata.json: mongorestore DIR/initial loads it)\n"
 			"  -j, --jobs=N               copy with N connections (default 1): tables in\n"
 			"                             parallel, a large one in block ranges\n"
+			"      --lock-wait-timeout=DURATION  fail the copy instead of waiting longer than\n"
+			"                             DURATION for a table's lock (ms, s, min, h, d; a\n"
+			"                             bare number is in milliseconds); default: the\n"
+			"                             session's lock_timeout; a wait over 5 s is said\n"
 			"Which tables, and their names (the stream's and the copy's alike):\n"
 			SELECTION_HELP
 			"      --unmappable-values=MODE  values without a BSON mapping (infinite\n"
@@ -212,6 +216,8 @@ parse_options(int argc, char **argv)
 		{"full-document-before-change", no_argument, NULL, 10},
 		{"citus", no_argument, NULL, 11},
 		{"worker-host", required_argument, NULL, 12},
+		{"enable-row-security", no_argument, NULL, 13},
+		DB_LOCK_WAIT_LONGOPT,
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
@@ -245,6 +251,14 @@ parse_options(int argc, char **argv)
 					die_usage("too many --worker-host (at most %d)",
 							  (int) (sizeof(opt.worker_hosts) / sizeof(opt.worker_hosts[0])));
 				opt.worker_hosts[opt.nworker_hosts++] = optarg;
+				break;
+			case 13:
+				die_usage("--enable-row-security would copy only the rows that row-level security "
+						  "policies let the role see, while the stream carries every row's changes "
+						  "(logical decoding does not apply the policies): the copy reads every row, "
+						  "or fails");
+			case DB_LOCK_WAIT_TIMEOUT:
+				db_lock_wait_option(optarg);
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -298,6 +312,9 @@ parse_options(int argc, char **argv)
 	/* the first copy writes what the stream writes: the plugin's default */
 	if (db_unmappable_values == NULL)
 		db_unmappable_values = "fallback";
+	db_rls_hint = "the stream carries every row's changes whatever the policies (logical "
+		"decoding does not apply them), so the first copy must read every row: run it as a role "
+		"that bypasses them (a superuser, the table's owner, a role with BYPASSRLS)";
 	if (opt.slot == NULL)
 		die_usage("give the replication slot with --slot NAME");
 	if (opt.output == NULL)
@@ -312,6 +329,8 @@ parse_options(int argc, char **argv)
 		die_usage("--citus cannot stop at --endpos: each node has WAL positions of its own");
 	if (opt.nworker_hosts && !opt.citus)
 		die_usage("--worker-host is for --citus");
+	if (db_lock_wait_arg && !opt.initial_copy)
+		die_usage("--lock-wait-timeout is for --initial-copy: the stream itself locks no table");
 	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
 		die_usage("refusing to write BSON to a terminal; use -o DIR, or redirect standard output");
 	opt.conn.replication = "database";

@@ -135,7 +135,8 @@ repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize
 		snprintf(sql, sizeof(sql),
 				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out EXPORT_SNAPSHOT", ident);
 	PQfreemem(ident);
-	res = PQexec(conn, sql);
+	/* it waits for the transactions that have written to end: a long wait is said */
+	res = db_exec_waiting(conn, sql, 0, NULL, NULL);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) < 3)
 	{
 		snprintf(sql, sizeof(sql), "could not create replication slot \"%s\"", slot);

@@ -237,11 +237,26 @@ source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
 			 * the snapshot first, which is harmless here: the one thing
 			 * that empties a materialized view under a snapshot, REFRESH,
 			 * writes its rows frozen, visible to every snapshot.  The
-			 * lock_timeout of 1 ms is NOWAIT's equivalent for a query.
+			 * lock_timeout of 1 ms is NOWAIT's equivalent for a query; the
+			 * session's own is set again after it.
 			 */
 			if (nowait)
+			{
+				PGresult   *r = PQexec(conn, "SELECT pg_catalog.quote_literal("
+									   "pg_catalog.current_setting('lock_timeout'))");
+
+				if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 ||
+					strlen(PQgetvalue(r, 0, 0)) > 64)
+				{
+					db_error(conn, r, "could not lock the table", err, errsize);
+					PQclear(r);
+					return -1;
+				}
 				snprintf(sql, sizeof(sql), "SET LOCAL lock_timeout = 1; SELECT FROM %s LIMIT 0; "
-						 "SET LOCAL lock_timeout = 0", src->table);
+						 "SELECT pg_catalog.set_config('lock_timeout', %s, true)", src->table,
+						 PQgetvalue(r, 0, 0));
+				PQclear(r);
+			}
 			else
 				snprintf(sql, sizeof(sql), "SELECT FROM %s LIMIT 0", src->table);
 			break;
@@ -254,7 +269,8 @@ source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
 	if (may_skip && db_command(conn, "SAVEPOINT pg_bsonexport_lock", "could not lock the table",
 							   err, errsize) != 0)
 		return -1;
-	res = PQexec(conn, sql);
+	/* waiting, the wait is said (db_exec_waiting) */
+	res = nowait ? PQexec(conn, sql) : db_exec_waiting(conn, sql, 0, NULL, NULL);
 	if (PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK)
 	{
 		PQclear(res);
@@ -290,7 +306,7 @@ source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
 					"pg_locks show it), or export without --jobs",
 					msg, src->table);
 	}
-	db_error(conn, res, "could not lock the table", err, errsize);
+	db_lock_error(conn, res, "could not lock the table", src->table, err, errsize);
 	PQclear(res);
 	return -1;
 }

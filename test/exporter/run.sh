@@ -24,6 +24,10 @@
 # SIGINT, SIGTERM, SIGKILL and a terminated backend mid-stream; SIGINT
 # while waiting for a lock; the table locked before the snapshot (a
 # TRUNCATE committed meanwhile); --jobs against a queued exclusive lock;
+# the user's lock_timeout honoured, --lock-wait-timeout, a long lock wait
+# said with the table and the blocking PID; row-level security (refused
+# unless --enable-row-security); a FIFO, a character device, /dev/null and a
+# socket as -o; a temporary file of another user's live process kept;
 # a --split rename failing midway (LD_PRELOAD shim fail_rename.c); TCP
 # keepalives (a silent fake server; needs ss); a full disk; progress on a
 # terminal; constant memory; no parallel plan in table mode; the top-level
@@ -719,6 +723,10 @@ expect_error "usage: --table and --query" 2 "give either --table NAME, --query S
 expect_error "usage: --jobs with --query" 2 "--jobs needs --table" \
 	"$BIN" --query "SELECT to_bson(doc) FROM medium" -j 2 -o "$WORK/x.bson"
 expect_error "usage: bad --max-size" 2 "invalid --max-size" "$BIN" --table medium --max-size 12Q -o "$WORK/x.bson"
+for v in abc nan inf 1e3 -1 " 5" 5x 5sec 0.0001 25d 2147483648 99999999999999999999999999999999999999999999; do
+	expect_error "usage: --lock-wait-timeout '$v'" 2 "invalid --lock-wait-timeout \"$v\": give a duration in ms, s, min, h or d" \
+		"$BIN" --table medium --lock-wait-timeout "$v" -o "$WORK/x.bson"
+done
 expect_error "usage: --max-size too large names the real maximum" 2 "from 5 to 2147483647 bytes" \
 	"$BIN" --table medium --max-size 2G -o "$WORK/x.bson"
 run "$BIN" --table medium --column doc --max-size 2047M -o "$WORK/x.bson" -q
@@ -760,6 +768,51 @@ run "$BIN" -d oldext --table t --column b -o "$WORK/old.bson" -q
 expect_error "output directory missing" 1 "could not create the temporary output file .*No such file or directory" \
 	"$BIN" --table medium --column doc -o "$WORK/nodir/x.bson"
 
+# ---------------------------------------------------------------- row-level security
+# read with row_security off, as pg_dump: a table whose policies apply to the
+# role is an error naming it, never a part of the table exported without a
+# word; --enable-row-security exports what the policies show
+log "row-level security"
+Q <<'SQL' || exit 1
+CREATE TABLE rls (id int PRIMARY KEY, owner text, doc jsonb);
+INSERT INTO rls SELECT g, CASE WHEN g % 4 = 0 THEN 'rlsuser' ELSE 'other' END, jsonb_build_object('g', g)
+  FROM generate_series(1, 100) g;
+ALTER TABLE rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON rls USING (owner = current_user);
+CREATE ROLE rlsuser LOGIN;
+CREATE ROLE rlsbypass LOGIN BYPASSRLS;
+GRANT SELECT ON rls TO rlsuser, rlsbypass;
+SQL
+RLS_ERR='query would be affected by row-level security policy for table "rls"'
+expect_error "row-level security, --table: refused" 1 "the export query failed: $RLS_ERR" \
+	"$BIN" -U rlsuser --table rls -o "$WORK/rls.bson"
+grep -q 'hint: the role "rlsuser" is subject to the row-level security policies of that table.*reads with row_security off.*give --enable-row-security' "$WORK/err" &&
+	pass "row-level security: the hint names the role, a role that bypasses them and --enable-row-security" ||
+	fail "row-level security hint" "$(cat "$WORK/err")"
+expect_error "row-level security, --table --jobs 2: refused" 1 "$RLS_ERR" \
+	"$BIN" -U rlsuser --table rls -j 2 -o "$WORK/rls.bson"
+expect_error "row-level security, --query: refused" 1 "$RLS_ERR" \
+	"$BIN" -U rlsuser --query "SELECT to_bson(doc) FROM rls" -o "$WORK/rls.bson"
+no_output "$WORK/rls.bson" && pass "row-level security: no file left" || fail "row-level security: files left" "$(ls -a "$WORK")"
+expect_error "row-level security, --out-dir: refused" 1 "$RLS_ERR" \
+	"$BIN" -U rlsuser --out-dir "$WORK/rlsdump" --include-tables public.rls
+[ ! -e "$WORK/rlsdump/$DB/rls.bson" ] && pass "row-level security, --out-dir: no rls.bson" ||
+	fail "row-level security, --out-dir: rls.bson written" "$(ls -la "$WORK/rlsdump/$DB")"
+rm -rf "$WORK/rlsdump" "$WORK/rls.bson"
+run "$BIN" -U rlsuser --table rls --enable-row-security -o "$WORK/rls.bson" -q
+[ "$rc" -eq 0 ] || fail "--enable-row-security" "$(cat "$WORK/err")"
+verify "--enable-row-security: the 25 rows the policy shows the role" "$WORK/rls.bson" \
+	"SELECT bson_document(t) FROM rls t WHERE owner = 'rlsuser'"
+run "$BIN" -U rlsuser --out-dir "$WORK/rlsdump" --include-tables public.rls --enable-row-security -q
+[ "$rc" -eq 0 ] || fail "--out-dir --enable-row-security" "$(cat "$WORK/err")"
+verify "--out-dir --enable-row-security: the 25 rows" "$WORK/rlsdump/$DB/rls.bson" \
+	"SELECT bson_document(t) FROM rls t WHERE owner = 'rlsuser'"
+rm -rf "$WORK/rlsdump" "$WORK/rls.bson"
+run "$BIN" -U rlsbypass --table rls -o "$WORK/rls.bson" -q
+[ "$rc" -eq 0 ] || fail "a BYPASSRLS role" "$(cat "$WORK/err")"
+verify "a BYPASSRLS role: every row" "$WORK/rls.bson" "SELECT bson_document(t) FROM rls t"
+rm -f "$WORK/rls.bson"
+
 # ---------------------------------------------------------------- existing files
 before=$(md5sum <"$T")
 expect_error "existing file without --force" 1 "output file \"$T\" already exists; use --force to overwrite it" \
@@ -769,6 +822,59 @@ expect_error "existing split files without --force" 1 "split.0001.bson\" already
 	"$BIN" --table medium --column doc -j 3 --split -o "$WORK/split.bson"
 run "$BIN" --table medium --column doc -o "$T" --force -q
 cmp -s "$T" "$M" && pass "--force overwrites" || fail "--force" "$(cat "$WORK/err")"
+
+# ---------------------------------------------------------------- FIFOs and devices
+# an existing file that is not a regular file is written in place: a rename
+# over it would replace the FIFO or the device node by a regular file
+log "outputs that are not regular files: a FIFO, a character device, /dev/null, a socket"
+mkfifo "$WORK/out.fifo"
+for force in "" --force; do
+	cat "$WORK/out.fifo" >"$WORK/fifo.got" &
+	CAT=$!
+	run "$BIN" --table medium --column doc -o "$WORK/out.fifo" $force -q
+	# the reader ends once the export closes the FIFO (one renamed over leaves it waiting)
+	wait_max 10 $CAT
+	if [ "$rc" -eq 0 ] && [ -p "$WORK/out.fifo" ] && cmp -s "$WORK/fifo.got" "$M" &&
+		! compgen -G "$WORK/.out.fifo.tmp.*" >/dev/null; then
+		pass "-o FIFO ${force:-without --force}: its reader gets the export, the FIFO stays a FIFO"
+	else
+		fail "-o FIFO ${force:-without --force}" "exit $rc; $(ls -l "$WORK/out.fifo" "$WORK/fifo.got"); $(cat "$WORK/err")"
+	fi
+done
+# a signal while the export waits for the FIFO's reader ends the wait
+"$BIN" --table medium --column doc -o "$WORK/out.fifo" >/dev/null 2>"$WORK/bg.err" &
+BG=$!
+wait_until "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'pg_bsonexport'
+	AND state = 'idle in transaction')" || fail "-o FIFO, no reader: the export did not start" "$(cat "$WORK/bg.err")"
+kill -INT $BG
+wait_max 10 $BG
+rc=$?
+[ $rc -eq 130 ] && [ -p "$WORK/out.fifo" ] && grep -q "interrupted by SIGINT; no output written" "$WORK/bg.err" &&
+	pass "-o FIFO without a reader: SIGINT ends the wait, exit 130, the FIFO left as it was" ||
+	fail "-o FIFO without a reader, SIGINT" "exit $rc (137: hung, killed); $(cat "$WORK/bg.err")"
+rm -f "$WORK/out.fifo" "$WORK/fifo.got"
+# a character device of its own (c 1 3 is the null device), not the system's
+mknod "$WORK/null.dev" c 1 3
+for force in "" --force; do
+	run "$BIN" --table medium --column doc -o "$WORK/null.dev" $force -q
+	[ "$rc" -eq 0 ] && [ -c "$WORK/null.dev" ] && ! compgen -G "$WORK/.null.dev.tmp.*" >/dev/null &&
+		pass "-o character device ${force:-without --force}: written in place, still a device" ||
+		fail "-o character device ${force:-without --force}" "exit $rc; $(ls -l "$WORK/null.dev"); $(cat "$WORK/err")"
+done
+# the system's /dev/null only once a device of our own has been seen to survive
+if [ -c "$WORK/null.dev" ]; then
+	run "$BIN" --table medium --column doc -o /dev/null --force -q
+	[ "$rc" -eq 0 ] && [ -c /dev/null ] && pass "-o /dev/null --force: /dev/null is still the character device" ||
+		fail "-o /dev/null --force" "exit $rc; $(ls -l /dev/null); $(cat "$WORK/err")"
+else
+	fail "-o /dev/null --force not tried: the character device above was replaced"
+fi
+rm -f "$WORK/null.dev"
+"$PYTHON" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$WORK/out.sock"
+expect_error "-o a socket --force: refused" 1 "output \"$WORK/out.sock\" is a socket, which cannot be written as a file" \
+	"$BIN" --table medium --column doc -o "$WORK/out.sock" --force
+[ -S "$WORK/out.sock" ] && pass "-o a socket: still a socket" || fail "-o a socket: replaced" "$(ls -l "$WORK/out.sock")"
+rm -f "$WORK/out.sock"
 
 # ---------------------------------------------------------------- interruptions
 log "interruptions"
@@ -974,6 +1080,81 @@ except BlockingIOError:
 done
 rm -f "$WORK/stderr.fifo"
 
+# lock_timeout: the user's own honoured (PGOPTIONS), --lock-wait-timeout as
+# pg_dump's, each failing with the table named; a longer wait is said, with
+# the table and the session in the way, and the export goes on once the lock
+# is free.  In the background, 30 s at most: an export that waits for ever
+# is killed (137).
+bg_run() {
+	"$@" >"$WORK/out" 2>"$WORK/err" 6>&- &
+	local pid=$!
+	wait_max 30 $pid
+	rc=$?
+}
+# wait_file FILE REGEX: poll (20 s at most) until FILE has a line matching REGEX
+wait_file() {
+	local i
+	for i in $(seq 1 400); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+session_open
+session_send "BEGIN; LOCK TABLE lockq IN ACCESS EXCLUSIVE MODE;"
+if wait_until "$(lock_on lockq AccessExclusiveLock true)"; then
+	LPID=$(Q -c "SELECT pid FROM pg_locks WHERE relation = 'lockq'::regclass AND mode = 'AccessExclusiveLock' AND granted")
+	bg_run env PGOPTIONS='-c lock_timeout=1s' "$BIN" --table lockq -o "$WORK/lk.bson"
+	[ "$rc" -eq 1 ] && grep -q "could not lock the table: canceling statement due to lock timeout" "$WORK/err" &&
+		grep -q "^detail: another session holds, or waits for, a lock on public.lockq .*the export waits no longer than lock_timeout, the session's setting" "$WORK/err" &&
+		no_output "$WORK/lk.bson" &&
+		pass "--table, PGOPTIONS lock_timeout=1s honoured: exit 1 naming the table" ||
+		fail "--table, PGOPTIONS lock_timeout=1s" "exit $rc (137: waited, killed); $(cat "$WORK/err")"
+	bg_run env PGOPTIONS='-c lock_timeout=1s' "$BIN" --out-dir "$WORK/lkdump" --include-tables public.lockq
+	[ "$rc" -eq 1 ] && grep -q "could not list the tables: canceling statement due to lock timeout" "$WORK/err" &&
+		grep -q "^detail: .*just now such locks are held or awaited on public.lockq (PID $LPID)" "$WORK/err" &&
+		pass "--out-dir, PGOPTIONS lock_timeout=1s honoured: exit 1 naming the table and the PID" ||
+		fail "--out-dir, PGOPTIONS lock_timeout=1s" "exit $rc (137: waited, killed); $(cat "$WORK/err")"
+	bg_run "$BIN" --table lockq -j 2 --lock-wait-timeout 1s -o "$WORK/lk.bson"
+	[ "$rc" -eq 1 ] && grep -q "could not lock the table: canceling statement due to lock timeout" "$WORK/err" &&
+		grep -q "^detail: .*a lock on public.lockq .*waits no longer than --lock-wait-timeout 1s$" "$WORK/err" &&
+		grep -q "^hint: retry once that session is done" "$WORK/err" &&
+		pass "--lock-wait-timeout 1s: exit 1 naming the table and the option" ||
+		fail "--lock-wait-timeout 1s" "exit $rc (137: waited, killed); $(cat "$WORK/err")"
+
+	# waiting: --lock-wait-timeout 0 over PGOPTIONS' lock_timeout, and --out-dir with none
+	PGOPTIONS='-c lock_timeout=1s' "$BIN" --table lockq --lock-wait-timeout 0 -o "$WORK/lk.bson" \
+		>/dev/null 2>"$WORK/lk1.err" 6>&- &
+	BG1=$!
+	"$BIN" --out-dir "$WORK/lkdump" --include-tables public.lockq >/dev/null 2>"$WORK/lk2.err" 6>&- &
+	BG2=$!
+	said="^pg_bsonexport: waiting for a lock on public.lockq, blocked by the session with PID $LPID \([0-9]+ s so far\)$"
+	wait_file "$WORK/lk1.err" "$said"
+	wait_file "$WORK/lk2.err" "$said"
+	session_send "ROLLBACK;"
+	wait_max 30 $BG1
+	rc1=$?
+	wait_max 30 $BG2
+	rc2=$?
+	for k in 1 2; do
+		r=$([ $k = 1 ] && echo $rc1 || echo $rc2)
+		name=$([ $k = 1 ] && echo "--table --lock-wait-timeout 0" || echo "--out-dir")
+		grep -Eq -- "$said" "$WORK/lk$k.err" &&
+			grep -q "^pg_bsonexport: hint: pg_stat_activity shows what it runs; --lock-wait-timeout=DURATION gives up after DURATION instead$" "$WORK/lk$k.err" &&
+			[ "$r" -eq 0 ] &&
+			pass "$name, a table locked for a while: the wait said with the table and PID, then exported" ||
+			fail "$name, a wait for a lock" "exit $r; $(cat "$WORK/lk$k.err")"
+	done
+	verify "exported once the lock was free" "$WORK/lk.bson" "SELECT bson_document(t) FROM lockq t"
+	verify "--out-dir exported once the lock was free" "$WORK/lkdump/$DB/lockq.bson" \
+		"SELECT bson_document(t) FROM lockq t"
+else
+	fail "lock timeouts: no lock" "$(cat "$WORK/session.log")"
+	session_send "ROLLBACK;"
+fi
+session_close
+rm -rf "$WORK/lkdump" "$WORK/lk.bson" "$WORK"/lk[12].err
+
 # ---------------------------------------------------------------- --split commit failing midway
 log "--split: a rename failing midway (LD_PRELOAD shim)"
 run env FAIL_RENAME_SUFFIX=fr.0002.bson LD_PRELOAD="$WORK/fail_rename.so" \
@@ -1062,9 +1243,39 @@ if mount -t tmpfs -o size=1m tmpfs "$FULL" 2>/dev/null; then
 		"$BIN" --table medium --column doc -o "$FULL/x.bson"
 	[ -z "$(ls -A "$FULL")" ] && pass "full disk: nothing left in the directory" ||
 		fail "full disk: files left" "$(ls -a "$FULL")"
+	# --out-dir's hint names --out-dir (-o is the single file's option)
+	expect_error "full disk, --out-dir: the hint names --out-dir" 1 \
+		"could not write to .*No space left on device; free some space or write to another directory with --out-dir$" \
+		"$BIN" --out-dir "$FULL/dump" --include-tables public.medium
+	[ -z "$(find "$FULL" -type f)" ] && pass "full disk, --out-dir: no file left" ||
+		fail "full disk, --out-dir: files left" "$(find "$FULL" -type f)"
 	umount "$FULL"
 else
 	echo "skip full disk (cannot mount a tmpfs here)"
+fi
+
+# a temporary file named with the PID of a live process of another user
+# (kill(pid, 0) fails with EPERM) is that process's: a run as another user
+# leaves it; a dead process's is removed (root only: the run is as postgres)
+if [ "$(id -u)" -eq 0 ]; then
+	STALE=$(mktemp -d /tmp/exporter_stale.XXXXXX)
+	mkdir -p "$STALE/bin" "$STALE/out/$DB"
+	cp "$BIN" "$STALE/bin/pg_bsonexport"
+	sh -c 'exit 0' &
+	DEAD=$!
+	wait $DEAD
+	touch "$STALE/out/$DB/.medium.bson.tmp.$$" "$STALE/out/$DB/.small.bson.tmp.$DEAD"
+	chmod 755 "$STALE"
+	chown -R postgres "$STALE/out"
+	run runuser -u postgres -- "$STALE/bin/pg_bsonexport" --out-dir "$STALE/out" --include-tables public.small -q
+	if [ "$rc" -eq 0 ] && [ -e "$STALE/out/$DB/.medium.bson.tmp.$$" ] && [ ! -e "$STALE/out/$DB/.small.bson.tmp.$DEAD" ]; then
+		pass "a temporary file of a live process of another user (EPERM) stays; a dead process's is removed"
+	else
+		fail "temporary files of other processes" "exit $rc; $(ls -la "$STALE/out/$DB"); $(cat "$WORK/err")"
+	fi
+	rm -rf "$STALE"
+else
+	echo "skip temporary files of another user's process (not root)"
 fi
 
 # ---------------------------------------------------------------- progress

@@ -18,7 +18,9 @@ first copy (never a stream without its copy), and failing --create-slot runs
 beside another run's files.  Then clean stops in the middle of large
 transactions, restarted four times, sending nothing twice, and rows of 10 MB
 whose events are split into fragments of at most 16 MiB that pymongo puts
-together again.
+together again.  A first copy that row-level security would filter fails;
+the waits of --create-slot --initial-copy (for a writing transaction, for a
+table lock) are said, and --lock-wait-timeout ends the second.
 
 The last line is "stream: N passed, M failed".
 """
@@ -1308,6 +1310,146 @@ def large_rows_run():
     sql("DROP TABLE big_default, big_full")
 
 
+# ------------------------------------------------------------------ row-level security, lock waits
+
+def run_bounded(args, timeout=60):
+    """(exit status, standard error) of a run; "hung" if it had to be killed."""
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+        return proc.returncode, err
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        return "hung", err
+
+
+def wait_for(cond, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def row_security_copy():
+    """The first copy reads with row_security off: as a REPLICATION role that
+    a table's row-level security policy applies to, it fails naming the
+    table (the stream would carry every row's changes, policies or not), and
+    the slot is dropped again.  --enable-row-security is refused."""
+    sql("CREATE TABLE rls_s (id int PRIMARY KEY, owner text)")
+    sql("INSERT INTO rls_s SELECT g, CASE WHEN g % 2 = 0 THEN 'rlsrepl' ELSE 'other' END "
+        "FROM generate_series(1, 20) g")
+    sql("ALTER TABLE rls_s ENABLE ROW LEVEL SECURITY")
+    sql("CREATE POLICY own ON rls_s USING (owner = current_user)")
+    sql("CREATE ROLE rlsrepl LOGIN REPLICATION")
+    sql("GRANT SELECT ON rls_s TO rlsrepl")
+    out = os.path.join(WORK, "rls")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    rc, err = run_bounded([BIN, "-d", DB, "-U", "rlsrepl", "--slot", "rls", "--create-slot", "--initial-copy",
+                           "--include-tables", "public.rls_s", "-o", out, "--endpos", endpos])
+    slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'rls'")
+    left = [p for p in glob.glob(os.path.join(out, "initial", "**"), recursive=True) if os.path.isfile(p)]
+    check(rc == 1 and re.search(r'query would be affected by row-level security policy for table "rls_s"\n'
+                                r'hint: the role "rlsrepl" is subject to the row-level security policies '
+                                r'.*the first copy must read every row.*'
+                                r'The replication slot "rls" has been dropped again', err, re.S)
+          and not slot and not left,
+          "row-level security: a first copy the policy would filter fails naming the table, the slot dropped",
+          "exit %s, slot %s, files %s\n%s" % (rc, slot, left, err))
+    if slot:
+        sql("SELECT pg_drop_replication_slot('rls')")
+    run_error("--enable-row-security refused",
+              ["-d", DB, "--slot", "rls", "--create-slot", "--initial-copy", "--enable-row-security", "-o", out],
+              r"--enable-row-security would copy only the rows that row-level security policies let the role "
+              r"see, while the stream carries every row's changes", status=2)
+    sql("DROP TABLE rls_s")
+    sql("DROP ROLE rlsrepl")
+
+
+def lock_waits():
+    """Waits of --create-slot --initial-copy, said after 5 s with whom they
+    wait for: the slot's creation waits for the transactions that have
+    written to end; a table locked exclusively once the slot is made keeps
+    the copy waiting, or with --lock-wait-timeout fails it, naming the table
+    (the slot dropped again).  The order is made sure of by stopping the
+    client (SIGSTOP) once it has said its first wait, until the slot is made
+    and the table locked."""
+    sql("CREATE TABLE lk (id int PRIMARY KEY)")
+    sql("INSERT INTO lk SELECT generate_series(1, 100)")
+    run_error("--lock-wait-timeout without --initial-copy", ["-d", DB, "--slot", "x", "-o", WORK,
+                                                            "--lock-wait-timeout", "1s"],
+              r"--lock-wait-timeout is for --initial-copy", status=2)
+    run_error("an invalid --lock-wait-timeout", ["-d", DB, "--slot", "x", "-o", WORK, "--create-slot",
+                                                 "--initial-copy", "--lock-wait-timeout", "1e3"],
+              r'invalid --lock-wait-timeout "1e3": give a duration in ms, s, min, h or d', status=2)
+    for timeout in (None, "1s"):
+        slot = "lkwait" if timeout is None else "lktimeout"
+        name = "--lock-wait-timeout %s" % timeout if timeout else "no --lock-wait-timeout"
+        out = os.path.join(WORK, slot)
+        endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+        writer = psycopg2.connect(dbname=DB)
+        writer.cursor().execute("INSERT INTO other VALUES (-7)")
+        wpid = writer.get_backend_pid()
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", slot, "--create-slot", "--initial-copy",
+                                 "--include-tables", "public.lk", "-o", out, "--endpos", endpos]
+                                + (["--lock-wait-timeout", timeout] if timeout else []),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        said_xact = wait_for(lambda: any("waiting for the transaction of the session with PID %d to end" % wpid
+                                         in line for line in lines))
+        proc.send_signal(signal.SIGSTOP)
+        writer.rollback()
+        writer.close()
+        made = wait_for(lambda: sql("SELECT confirmed_flush_lsn IS NOT NULL FROM pg_replication_slots "
+                                    "WHERE slot_name = %s", (slot,)) == [(True,)])
+        locker = psycopg2.connect(dbname=DB)
+        locker.cursor().execute("LOCK TABLE lk IN ACCESS EXCLUSIVE MODE")
+        lpid = locker.get_backend_pid()
+        proc.send_signal(signal.SIGCONT)
+        said_lock = True
+        if timeout is None:
+            said_lock = wait_for(lambda: any("waiting for a lock on public.lk, blocked by the session with PID %d "
+                                             % lpid in line for line in lines))
+            locker.rollback()
+        try:
+            rc = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = "hung"
+        locker.rollback()
+        locker.close()
+        reader.join(10)
+        err = "".join(lines)
+        slots = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        copied = initial_files(out).get((DB, "lk"))
+        if timeout is None:
+            ndocs = 0
+            if copied:
+                with open(copied, "rb") as f:
+                    ndocs = sum(1 for _ in bson.decode_file_iter(f))
+            check(said_xact and made and said_lock and rc == 0 and ndocs == 100,
+                  "%s: the slot's wait for a writing transaction, then the copy's for a table lock, "
+                  "said with the PIDs; the copy complete once the lock is free" % name,
+                  "said %s/%s, slot made %s, exit %s, %d documents\n%s"
+                  % (said_xact, said_lock, made, rc, ndocs, err))
+        else:
+            check(said_xact and made and rc == 1
+                  and "could not list the tables: canceling statement due to lock timeout" in err
+                  and "just now such locks are held or awaited on public.lk (PID %d)" % lpid in err
+                  and "the export waits no longer than --lock-wait-timeout 1s" in err
+                  and 'The replication slot "lktimeout" has been dropped again' in err and not slots,
+                  "%s: a table locked once the slot is made fails the copy, naming the table and the PID; "
+                  "the slot dropped again" % name,
+                  "said %s, slot made %s, exit %s, slot left %s\n%s" % (said_xact, made, rc, slots, err))
+        for (s,) in sql("SELECT slot_name FROM pg_replication_slots WHERE slot_name = %s", (slot,)):
+            sql("SELECT pg_drop_replication_slot(%s)", (s,))
+    sql("DROP TABLE lk")
+
+
 def main():
     t0 = time.time()
     setup()
@@ -1327,6 +1469,8 @@ def main():
     progress_line()
     errors()
     interrupted_copy()
+    row_security_copy()
+    lock_waits()
     poison_run()
     unmappable_run()
     backoff_count_run()
