@@ -9,6 +9,7 @@
 #     into /var/cache/bson_out, 18 with assertions; 17: Debian 13's packages
 #     in a Debian 13 root, where the whole suite then runs; scripts/servers.sh),
 #     pymongo's BSON codec and psycopg2 as the independent oracle, libbson,
+#     iproute2 (ss), and Debian's nodejs and npm where there is no node,
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
@@ -185,17 +186,25 @@ CROSSCHECK_SCRIPT=test/crosscheck_changes.py CROSSCHECK_TAG=crosscheck-changes \
 	crosscheck "change streams, UTF8 database" xcheck_changes UTF8 --changes 50000
 # js-bson (npm's bson, a third decoder) decodes the datetimes that the
 # fallback writes for infinite dates and timestamps, as pymongo does in the
-# rows cross-check; npm's package is installed once under the cache
+# rows cross-check; npm's package is installed once under the cache, and
+# Debian's nodejs and npm where there is no node (Debian 12's node 18 runs
+# bson 7, whose package asks for node 20.19: npm only warns), with
+# ca-certificates for npm's registry
 jsbson() {
-	local dir=${BSON_OUT_CACHE:-/var/cache/bson_out}/npm-bson out
+	local dir=${BSON_OUT_CACHE:-/var/cache/bson_out}/npm-bson out pkgs=(ca-certificates)
 	log "js-bson: the fallback datetimes"
-	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-		echo "skip: js-bson: node or npm is not installed here"
+	command -v node >/dev/null || pkgs+=(nodejs)
+	command -v npm >/dev/null || pkgs+=(npm)
+	if ! install_debian_packages "${pkgs[@]}"; then
+		failed=$((failed + 1))
+		failures+=("js-bson: installing ${pkgs[*]}")
 		return
 	fi
 	if [ ! -d "$dir/node_modules/bson" ] &&
-		! npm install --silent --no-audit --no-fund --prefix "$dir" bson@7 >/dev/null 2>&1; then
-		echo "skip: js-bson: npm could not install bson"
+		! out=$(npm install --silent --no-audit --no-fund --prefix "$dir" bson@7 2>&1); then
+		printf '%s\n' "$out" | tail -10
+		failed=$((failed + 1))
+		failures+=("js-bson: npm install bson@7")
 		return
 	fi
 	out=$(PGOPTIONS='-c bson_out.unmappable_values=fallback' psql -AtX -d xcheck_rows -c \
