@@ -10,7 +10,8 @@
  * This file has the options and the main flow: create the slot (repl.c),
  * with --initial-copy copy the tables under its exported snapshot into a
  * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
- * uses too), then stream the changes into segments (segment.c) and confirm
+ * uses too), then stream the changes into segments (segment.c), each of
+ * whole transactions (closed between transactions only), and confirm
  * each transaction to the server only once all of it is durable: the plugin
  * ends each transaction with a commit marker (commit_marker.h) that names
  * its end, and a stop (a signal, --endpos) waits for the transaction in
@@ -156,9 +157,11 @@ usage(FILE *f)
 			"Output:\n"
 			"  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
 			"                             standard output (not durable)\n"
-			"      --segment-size=SIZE    close a segment at this size (default 64MB; units\n"
-			"                             kB, MB, GB, TB, 1024-based as PostgreSQL's)\n"
-			"      --segment-time=SECS    close a segment at this age (default 10s)\n"
+			"      --segment-size=SIZE    close a segment at the end of the transaction that\n"
+			"                             reaches this size (default 64MB; units kB, MB, GB,\n"
+			"                             TB, 1024-based as PostgreSQL's): segments hold\n"
+			"                             whole transactions\n"
+			"      --segment-time=SECS    ... or this age (default 10s)\n"
 			"      --status-interval=SECS standby status updates (default 10s)\n"
 			"Citus:\n"
 			"      --citus                follow every node of the Citus cluster whose\n"
@@ -460,8 +463,7 @@ transaction_end(State *st, Lsn end, uint64_t messages, char *err, size_t errsize
 	}
 	st->in_txn = 0;
 	st->txn_messages = 0;
-	if (segment_commit(&st->seg, end))
-		advance_confirmed(st, end);
+	segment_commit(&st->seg, end);
 	return 0;
 }
 
@@ -510,8 +512,13 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		{
 			double		wait;
 
-			/* standard output: everything received so far is written */
-			if (((st->seg.dir == NULL && st->seg.open) || segment_due(&st->seg, now)
+			/*
+			 * Standard output: everything received so far is written.  A
+			 * segment is closed between transactions only: one due in the
+			 * middle of a transaction is closed at its end (below).
+			 */
+			if ((!st->in_txn && ((st->seg.dir == NULL && st->seg.open) ||
+								 segment_due(&st->seg, now))
 				 ? rotate_segment(conn, st) : take_durable(conn, st)) != 0)
 			{
 				snprintf(err, errsize, "%s", st->seg.errmsg);
@@ -521,7 +528,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				send_status(conn, st, 0);
 			show_progress(st);
 			wait = st->last_status + opt.status_interval - now;
-			if (segment_wait(&st->seg, now) < wait)
+			/* in a transaction, its next message (its end) is what a due segment waits for */
+			if (!st->in_txn && segment_wait(&st->seg, now) < wait)
 				wait = segment_wait(&st->seg, now);
 			if (st->progress.enabled && wait > 0.25)
 				wait = 0.25;
@@ -574,6 +582,12 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 					return STREAM_FAILED;
 				if (interrupted)
 					return stop_stream(conn, st, 0, err, errsize);
+				/* the end of a transaction: where a full or old segment is closed */
+				if (segment_due(&st->seg, now) && rotate_segment(conn, st) != 0)
+				{
+					snprintf(err, errsize, "%s", st->seg.errmsg);
+					return STREAM_FAILED;
+				}
 				continue;
 			}
 
@@ -598,12 +612,6 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			st->txn_messages++;
 			if (st->seg.new_event)
 				st->progressed = 1;
-			if (st->seg.seg_bytes >= opt.segment_size && rotate_segment(conn, st) != 0)
-			{
-				PQfreemem(buf);
-				snprintf(err, errsize, "%s", st->seg.errmsg);
-				return STREAM_FAILED;
-			}
 		}
 		else if (buf[0] == 'k' && n >= 18)
 		{

@@ -327,7 +327,36 @@ def read_back(name, out):
             bad.append("%s: %s .. %s" % (path, tokens[:1], tokens[-1:]))
     check(segments and not bad, "%s: %d segments named by their first and last resume tokens, in order"
           % (name, len(segments)), "\n".join(bad[:10]))
+    check_whole_transactions(name, segments)
     check(not temp_files(out), "%s: no temporary file left" % name, "\n".join(temp_files(out)))
+
+
+def segment_transactions(path):
+    """{commit LSN: [positions]} of a segment's events, from their resume tokens."""
+    txns = {}
+    with open(path, "rb") as f:
+        for e in bson.decode_file_iter(f, codec_options=RAW):
+            token = e["_id"]["_data"]
+            txns.setdefault(token[:16], []).append(int(token[16:], 16))
+    return txns
+
+
+def check_whole_transactions(name, segments):
+    """A segment holds whole transactions: each of its transactions' events
+    from the first (position 1) on, none missing, and a transaction in two
+    segments (sent again after a restart) the same in both."""
+    bad = []
+    seen = {}
+    for path in segments:
+        for lsn, positions in segment_transactions(path).items():
+            if positions != list(range(1, len(positions) + 1)):
+                bad.append("%s: transaction %s, positions %s..%s (%d)" % (os.path.basename(path), lsn,
+                                                                      positions[:3], positions[-1:], len(positions)))
+            elif seen.setdefault(lsn, len(positions)) != len(positions):
+                bad.append("%s: transaction %s with %d events, %d in another segment"
+                           % (os.path.basename(path), lsn, len(positions), seen[lsn]))
+    check(segments and not bad, "%s: every segment holds whole transactions, none spread over two"
+          % name, "\n".join(bad[:10]))
 
 
 def stop(proc, name, sig=signal.SIGINT):
@@ -372,7 +401,7 @@ def plain_run():
     time.sleep(0.5)
     proc = start_client("plain", out, create=True)
     time.sleep(2)
-    # a multi-row insert: its rows share one LSN, and span several segments
+    # a multi-row insert: its rows share one LSN, in one segment larger than --segment-size
     conn = connect()
     conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
         "".join("%d\tcopy %d\t%d\t{}\n" % (k, k, k) for k in range(400000, 402000))))
@@ -596,7 +625,11 @@ def endpos_run():
     """--endpos: every change before it written, the last segment confirmed, exit 0."""
     sql("SELECT pg_create_logical_replication_slot('upto', 'bson_out')")
     start = sql("SELECT pg_current_wal_lsn()::text")[0][0]
-    sql("INSERT INTO t1 SELECT g, 'upto', g, '{}' FROM generate_series(200001, 200100) g")
+    # a transaction each: a segment is closed between transactions only
+    conn = connect()
+    for g in range(200001, 200101):
+        conn.cursor().execute("INSERT INTO t1 VALUES (%s, 'upto', %s, '{}')", (g, g))
+    conn.close()
     endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
     # a record at endpos itself is still streamed (as by pg_recvlogical):
     # a change of a table not selected takes that place
@@ -837,16 +870,16 @@ def poison_run():
     sql("CREATE TABLE poison (id int PRIMARY KEY, b boom)")
     sql("SELECT pg_create_logical_replication_slot('poison', 'bson_out')")
     sql("INSERT INTO t1 VALUES (700001, 'before the poison', 1, '{}')")
-    # the poison transaction's first change is fine: it must not be written
-    # without the rest of its transaction
-    sql("BEGIN; INSERT INTO t1 VALUES (700002, 'with the poison', 1, '{}'); "
+    # the poison transaction's first 2,000 changes are fine, over 20kB: none
+    # may be written without the rest of its transaction
+    sql("BEGIN; INSERT INTO t1 SELECT g, 'with the poison', 1, '{}' FROM generate_series(700002, 702001) g; "
         "INSERT INTO poison VALUES (1, '7'); COMMIT")
     out = os.path.join(WORK, "poison")
+    args = [BIN, "-d", DB, "--slot", "poison", "-o", out, "--segment-time", "60", "--segment-size", "20kB",
+            "--status-interval", "1", "--include-tables", "public.t1, public.poison"]
     t0 = time.time()
     try:
-        r = subprocess.run([BIN, "-d", DB, "--slot", "poison", "-o", out, "--segment-time", "60",
-                            "--status-interval", "1", "--include-tables", "public.t1, public.poison"],
-                           capture_output=True, text=True, timeout=30)
+        r = subprocess.run(args, capture_output=True, text=True, timeout=30)
         rc, err = r.returncode, r.stderr
     except subprocess.TimeoutExpired as e:
         rc, err = "hung (still reconnecting after 30 s)", (e.stderr or b"").decode(errors="replace")
@@ -863,12 +896,30 @@ def poison_run():
           "no reconnection" % took, "exit %s\n%s" % (rc, err[-3000:]))
     check(ids == [700001] and re.search(r": 1 events, .*, 0 reconnections", err) and not temp_files(out),
           "server ERROR in the stream: the transaction before it written, durable, counted once; "
-          "not the first change of the transaction it cut short",
-          "ids %s\n%s" % (ids, err[-1500:]))
+          "nothing of the transaction it cut short (2,000 changes, over --segment-size)",
+          "ids %s..%s (%d)\n%s" % (ids[:3], ids[-1:], len(ids), err[-1500:]))
+
+    # the skip the error's hint gives, as a user follows it: the next run
+    # goes on with the next transaction, and no segment holds any of the skipped one
+    advance = re.search(r"pg_replication_slot_advance\('poison', '([0-9A-F]+/[0-9A-F]+)'\)", err)
+    if advance:
+        sql("SELECT pg_replication_slot_advance('poison', %s)", (advance.group(1),))
+    sql("INSERT INTO t1 VALUES (702002, 'after the skip', 1, '{}')")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r = subprocess.run(args + ["--endpos", endpos], capture_output=True, text=True, timeout=30)
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(advance and r.returncode == 0 and ids == [700001, 702002],
+          "server ERROR, then the hint's pg_replication_slot_advance: the next run streams the next "
+          "transaction, and no segment holds an event of the skipped one",
+          "advance %s, exit %s, ids %s..%s (%d)\n%s" % (advance and advance.group(1), r.returncode, ids[:3],
+                                                       ids[-1:], len(ids), r.stderr[-1500:]))
     sql("SELECT pg_drop_replication_slot('poison')")
     sql("DROP TABLE poison")
     sql("DROP TYPE boom CASCADE")
-    sql("DELETE FROM t1 WHERE id IN (700001, 700002)")
+    sql("DELETE FROM t1 WHERE id BETWEEN 700001 AND 702002")
 
 
 def reconnect_delays(text):
@@ -1180,6 +1231,17 @@ def segment_ranges(out):
     return ranges
 
 
+def open_segment_over(out, size):
+    """Is the open segment's temporary file larger than size?"""
+    for p in temp_files(out):
+        try:
+            if os.path.getsize(p) > size:
+                return True
+        except OSError:
+            pass   # closed and renamed meanwhile
+    return False
+
+
 def clean_stop_run():
     """SIGTERM and SIGINT just after large transactions committed, four times
     over: each stop finishes the transaction in progress and confirms its
@@ -1194,21 +1256,17 @@ def clean_stop_run():
     next_id = 500000
     for cycle in range(4):
         time.sleep(0.5 + rnd.random())
-        # 100,000 rows in one transaction: tens of segments of the stream
-        before = set(os.listdir(os.path.join(out, "changes")))
+        # 100,000 rows in one transaction: one segment of tens of MB
         conn = connect()
         conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
             "".join("%d\tbig %d\t%d\t{}\n" % (k, k, k) for k in range(next_id, next_id + 100000))))
         conn.close()
         next_id += 100000
-        # stop once a segment of it is written and its rest still to come: a
-        # segment whose tokens are of one transaction, past the positions of
-        # the other transactions' few changes and short of its last
+        # stop once part of it is written and its rest still to come: the open
+        # segment's temporary file past 2 MB (the other transactions are of a
+        # few changes: a segment reaches 20kB, then closes at their end)
         deadline = time.time() + 10
-        while time.time() < deadline and not any(
-                n.endswith(".bson") and n not in before and n[:16] == n[33:49] and
-                50 < int(n[49:65], 16) < 100000
-                for n in os.listdir(os.path.join(out, "changes"))):
+        while time.time() < deadline and not open_segment_over(out, 2 << 20):
             time.sleep(0.002)
         stop(proc, "clean stop %d of 4" % (cycle + 1), signal.SIGTERM if cycle % 2 == 0 else signal.SIGINT)
         proc = start_client("cycles", out, stderr_path=stderr_path)
