@@ -693,6 +693,36 @@ restart(PGconn **connp, char *err, size_t errsize)
 }
 
 /*
+ * A signal during the reconnection backoff: a stop as elsewhere, what is
+ * durable confirmed (the lost connection may have taken its last standby
+ * status update with it, or never had it: a segment made durable as it was
+ * lost).  A new connection for that alone, ended by end_copy, which makes
+ * sure the server has taken it; exit 0.  If the server cannot be reached,
+ * the next run may send those events again: said, exit 1.
+ */
+static StreamEnd
+stop_reconnecting(State *st, PGconn **connp, char *err, size_t errsize)
+{
+	char		why[3000];
+
+	if (st->confirmed == 0)
+		return STREAM_STOPPED;	/* nothing confirmed in this run: nothing to pass on */
+	if (restart(connp, why, sizeof(why)) == 0 &&
+		repl_send_status(*connp, st->confirmed, 0) == 0)
+		return STREAM_STOPPED;
+	if (*connp)
+	{
+		db_error(*connp, NULL, "the connection was lost again", why, sizeof(why));
+		PQfinish(*connp);
+		*connp = NULL;
+	}
+	snprintf(err, errsize, "stopped while reconnecting, without confirming " LSN_FORMAT
+			 " (the next run may send again the events after the slot's confirmed position): %s",
+			 LSN_ARGS(st->confirmed), why);
+	return STREAM_LOST;
+}
+
+/*
  * End the stream as pg_recvlogical does: our CopyDone, then the server's
  * messages read (and dropped) up to its own.  The server handles our
  * messages in order, so it has then taken the last standby status update
@@ -901,6 +931,17 @@ stream_server(void)
 		PQfinish(conn);
 		conn = NULL;
 		progress_clear(&st.progress);
+
+		/*
+		 * A segment the closer made durable before the loss: its end is
+		 * confirmed on the next connection, or by a stop during the backoff.
+		 */
+		if (take_durable(NULL, &st) != 0)
+		{
+			snprintf(err, sizeof(err), "%s", st.seg.errmsg);
+			end = STREAM_FAILED;
+			break;
+		}
 		if (!opt.reconnect)
 			break;
 
@@ -938,11 +979,14 @@ stream_server(void)
 		}
 		if (conn == NULL)
 		{
-			end = STREAM_STOPPED;
+			end = stop_reconnecting(&st, &conn, err, sizeof(err));
 			break;
 		}
 		fprintf(stderr, PROGNAME ": reconnected, resuming at the slot's confirmed position\n");
 		st.reconnects++;
+		/* what the lost connection may not have passed on, at once */
+		if (st.confirmed)
+			send_status(conn, &st, 0);
 	}
 
 	progress_clear(&st.progress);

@@ -985,6 +985,55 @@ def backoff_count_run():
     sql("DELETE FROM t1 WHERE id > 700100 AND id < 700200")
 
 
+def backoff_stop_run():
+    """SIGTERM during the reconnection backoff, with a segment made durable
+    just as the connection was lost (its rename held at a gate until the
+    walsender is gone, so that its end is not confirmed on that connection):
+    exit 0 with that segment confirmed, and the next run sends none of its
+    events again."""
+    sql("SELECT pg_create_logical_replication_slot('bstop', 'bson_out')")
+    out = os.path.join(WORK, "bstop")
+    gate = os.path.join(WORK, "bstop.gate")
+    os.makedirs(gate, exist_ok=True)
+    err_path = os.path.join(WORK, "bstop.stderr")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(WORK, "gate_rename.so"), GATE_DIR=gate)
+    args = [BIN, "-d", DB, "--slot", "bstop", "-o", out, "--segment-size", "1kB", "--segment-time", "100",
+            "--status-interval", "100", "--include-tables", "public.t1"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"), env=env)
+    pid = wait_new_walsender("bstop", None)
+    sql("INSERT INTO t1 SELECT g, 'bstop', g, '{}' FROM generate_series(700301, 700350) g")
+    deadline = time.time() + 20
+    while time.time() < deadline and not os.path.exists(os.path.join(gate, "waiting")):
+        time.sleep(0.02)
+    at_gate = os.path.exists(os.path.join(gate, "waiting"))
+    # the connection lost while the segment is closing, and no new one for now
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS false" % DB, db="postgres")
+    if pid:
+        sql("SELECT pg_terminate_backend(%s)", (pid,), db="postgres")
+    open(os.path.join(gate, "go"), "w").close()
+    # a failed attempt, then the 1 s wait before the next: the signal comes in it
+    deadline = time.time() + 20
+    while time.time() < deadline and len(reconnect_delays(open(err_path).read())) < 2:
+        time.sleep(0.02)
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS true" % DB, db="postgres")
+    stop(proc, "SIGTERM during the reconnection backoff", signal.SIGTERM)
+    err = open(err_path).read()
+    segs = sorted(glob.glob(os.path.join(out, "changes", "*.bson")))
+    mtimes = [os.stat(p).st_mtime_ns for p in segs]
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r = subprocess.run(args + ["--endpos", endpos], capture_output=True, text=True, timeout=30)
+    again = [os.stat(p).st_mtime_ns for p in segs if os.path.exists(p)] != mtimes or \
+        sorted(glob.glob(os.path.join(out, "changes", "*.bson"))) != segs
+    check(at_gate and pid and len(segs) == 1 and len(reconnect_delays(err)) >= 2 and r.returncode == 0
+          and re.search(r": 0 events, ", r.stderr) and not again,
+          "SIGTERM during the reconnection backoff: the segment made durable as the connection was lost "
+          "is confirmed, the next run sends none of its events again",
+          "at the gate %s, walsender %s, segments %s, rewritten %s, exit %s\n%s\n%s"
+          % (at_gate, pid, [os.path.basename(p) for p in segs], again, r.returncode, err[-1500:], r.stderr[-1000:]))
+    sql("SELECT pg_drop_replication_slot('bstop')")
+    sql("DELETE FROM t1 WHERE id BETWEEN 700301 AND 700350")
+
+
 def invalidated_run():
     """A slot invalidated (max_slot_wal_keep_size) while the client cannot
     connect: the next connection's error ends the run, exit 1."""
@@ -1388,6 +1437,7 @@ def main():
     poison_run()
     unmappable_run()
     backoff_count_run()
+    backoff_stop_run()
     invalidated_run()
     kill_during_copy()
     create_slot_fails()

@@ -40,6 +40,8 @@ cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_l
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
 # the exporter tests' shim that makes a rename fail: a segment that cannot be closed
 cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/exporter/fail_rename.c -ldl || exit 1
+# a segment's rename held at a gate: the connection cut while the closer thread is in it
+cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/gate_rename.so" test/stream/gate_rename.c -ldl || exit 1
 
 unset PGHOST PGPORT PGDATABASE PGUSER
 CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off" \
