@@ -171,7 +171,8 @@ usage(FILE *f)
 			"                             knows as NAME at HOST (repeatable)\n"
 			"Other options:\n"
 			"  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
-			"                             closed and confirmed, exit 0)\n"
+			"                             closed and confirmed, exit 0); 0/0: no end, as\n"
+			"                             pg_recvlogical reads it\n"
 			"      --no-reconnect         exit on a lost connection instead of reconnecting\n"
 			"      --no-sync              do not fsync (tests only: not durable)\n"
 			"  -q, --quiet                no progress line, no summary\n"
@@ -179,14 +180,15 @@ usage(FILE *f)
 			"  -?, --help                 print this help and exit\n");
 }
 
+/* A duration option: usage error for anything but seconds > 0 (common.h) */
 static double
-parse_seconds(const char *s)
+seconds_option(const char *name, const char *arg)
 {
-	char	   *end;
-	double		v = strtod(s, &end);
+	double		v;
 
-	if (end == s || v <= 0 || (*end && strcmp(end, "s") != 0))
-		die_usage("invalid number of seconds \"%s\"", s);
+	if (parse_seconds(arg, &v) != 0)
+		die_usage("invalid %s \"%s\": give a number of seconds greater than 0 and at most %.0f, "
+				  "such as 10, 0.5 or 10s", name, arg, SECONDS_MAX);
 	return v;
 }
 
@@ -263,7 +265,8 @@ parse_options(int argc, char **argv)
 				}
 				break;
 			case 'E':
-				if (lsn_parse(optarg, &opt.endpos) != 0 || opt.endpos == 0)
+				/* 0/0, InvalidXLogRecPtr, is no end: pg_recvlogical's reading */
+				if (lsn_parse(optarg, &opt.endpos) != 0)
 					die_usage("invalid --endpos \"%s\" (an LSN such as 0/16B3748)", optarg);
 				break;
 			case 1:
@@ -278,10 +281,10 @@ parse_options(int argc, char **argv)
 							  "kB, MB, GB or TB (1024-based)", optarg);
 				break;
 			case 5:
-				opt.segment_time = parse_seconds(optarg);
+				opt.segment_time = seconds_option("--segment-time", optarg);
 				break;
 			case 6:
-				opt.status_interval = parse_seconds(optarg);
+				opt.status_interval = seconds_option("--status-interval", optarg);
 				break;
 			case 7:
 				opt.reconnect = 1;
@@ -301,7 +304,7 @@ parse_options(int argc, char **argv)
 	/* the first copy writes what the stream writes: the plugin's default */
 	if (db_unmappable_values == NULL)
 		db_unmappable_values = "fallback";
-	if (opt.slot == NULL)
+	if (opt.slot == NULL || opt.slot[0] == '\0')
 		die_usage("give the replication slot with --slot NAME");
 	if (opt.output == NULL)
 		die_usage("give the output directory with -o DIR (or -o - for standard output)");

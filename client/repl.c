@@ -14,15 +14,23 @@
 /* microseconds between the Unix epoch and PostgreSQL's (2000-01-01) */
 #define PG_EPOCH_OFFSET_US	INT64_C(946684800000000)
 
+/* As the server's pg_lsn reads it: 1 to 8 hexadecimal digits, '/', 1 to 8 more */
 int
 lsn_parse(const char *s, Lsn *lsn)
 {
-	unsigned	hi,
-				lo;
+	const char *hex = "0123456789abcdefABCDEF";
+	size_t		hi_len,
+				lo_len;
 
-	if (s == NULL || sscanf(s, "%X/%X", &hi, &lo) != 2)
+	if (s == NULL)
 		return -1;
-	*lsn = ((Lsn) hi << 32) | lo;
+	hi_len = strspn(s, hex);
+	if (hi_len < 1 || hi_len > 8 || s[hi_len] != '/')
+		return -1;
+	lo_len = strspn(s + hi_len + 1, hex);
+	if (lo_len < 1 || lo_len > 8 || s[hi_len + 1 + lo_len] != '\0')
+		return -1;
+	*lsn = ((Lsn) strtoul(s, NULL, 16) << 32) | (Lsn) strtoul(s + hi_len + 1, NULL, 16);
 	return 0;
 }
 

@@ -752,6 +752,7 @@ def errors():
     r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
     check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.2.0\n", "--version: pg_bsonstream 1.2.0",
           r.stdout + r.stderr)
+    usage_errors(base)
 
     has_setting = True
     try:
@@ -787,6 +788,40 @@ def errors():
     closer_fails()
     check(not temp_files(out), "errors: no temporary file left")
 
+
+def usage_errors(base):
+    """Durations, the slot's name and LSNs: anything but a valid value is a usage error, exit 2."""
+    for opt in ("--segment-time", "--status-interval"):
+        for value in ("nan", "inf", "1e300", "-1", "0", "1e-400", "10x", "0x10", " 5", ""):
+            run_error("%s %r" % (opt, value), base + ["--slot", "x", opt, value],
+                      r'error: invalid %s "%s": give a number of seconds greater than 0 and at most '
+                      r"2147483647, such as 10, 0\.5 or 10s\nTry \"pg_bsonstream --help\"" % (opt, re.escape(value)),
+                      status=2)
+    run_error("--slot= (empty)", base + ["--slot="],
+              r"error: give the replication slot with --slot NAME\nTry", status=2)
+    for value in ("0/1x", "1/2/3", "-1/0", "0/", "123456789/0"):
+        run_error("--endpos %r" % value, base + ["--slot", "x", "--endpos", value],
+                  r'error: invalid --endpos "%s" \(an LSN such as 0/16B3748\)' % re.escape(value), status=2)
+
+
+def endpos_zero():
+    """--endpos 0/0 is no end, as pg_recvlogical reads it: the run streams until stopped."""
+    sql("SELECT pg_create_logical_replication_slot('zero', 'bson_out')")
+    out = os.path.join(WORK, "zero")
+    proc = start_client("zero", out, "--endpos", "0/0")
+    sql("INSERT INTO t1 VALUES (700501, 'zero', 1, '{}')")
+    caught = wait_caught_up("zero", 20)
+    alive = proc.poll() is None
+    stop(proc, "--endpos 0/0")
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(caught and alive and ids == [700501], "--endpos 0/0: no end, the stream runs until stopped",
+          "caught up %s, running %s, ids %s\n%s" % (caught, alive, ids,
+                                                   open(os.path.join(WORK, "zero.stderr")).read()[-1500:]))
+    sql("SELECT pg_drop_replication_slot('zero')")
+    sql("DELETE FROM t1 WHERE id = 700501")
 
 def closer_fails():
     """A full segment the background closer cannot rename: nothing confirmed."""
@@ -1431,6 +1466,7 @@ def main():
     crash_run()
     stdout_run()
     endpos_run()
+    endpos_zero()
     progress_line()
     errors()
     interrupted_copy()
