@@ -324,10 +324,45 @@ parse_options(int argc, char **argv)
 	opt.conn.appname = PROGNAME;
 }
 
+/*
+ * The directories this run made, removed again (those still empty) when it
+ * ends before its stream started: a run that fails on a missing database or
+ * slot, or a failing --create-slot, leaves no directory behind.  DIR, then
+ * what is in it: removed in the reverse order.
+ */
+static char *made_dirs[3];
+static int	nmade_dirs;
+static int	stream_started;
+
+static void
+remove_made_dirs(void)
+{
+	if (stream_started)
+		return;
+	while (nmade_dirs > 0)
+		(void) rmdir(made_dirs[--nmade_dirs]);
+}
+
+/* Note path as made by this run (removed at a failed start, see above) */
+static void
+note_made_dir(const char *path)
+{
+	static int	registered;
+
+	if (nmade_dirs == (int) (sizeof(made_dirs) / sizeof(made_dirs[0])) ||
+		(made_dirs[nmade_dirs] = strdup(path)) == NULL)
+		return;
+	nmade_dirs++;
+	if (!registered)
+		registered = atexit(remove_made_dirs) == 0;
+}
+
 static void
 make_dir(const char *path)
 {
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+	if (mkdir(path, 0777) == 0)
+		note_made_dir(path);
+	else if (errno != EEXIST)
 		die("could not create directory \"%s\": %s", path, strerror(errno));
 }
 
@@ -867,7 +902,14 @@ stream_server(void)
 
 	if (!to_stdout)
 	{
+		char		initial[4096];
+		struct stat sb;
+
 		make_dir(opt.output);
+		/* --initial-copy makes it (initial.c): this run's if it is not there yet */
+		snprintf(initial, sizeof(initial), "%s/initial", opt.output);
+		if (stat(initial, &sb) != 0 && errno == ENOENT)
+			note_made_dir(initial);
 		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
 		make_dir(changes);
 		out_remove_stale(changes);
@@ -911,6 +953,7 @@ stream_server(void)
 	}
 	if (repl_start(conn, opt.slot, start, &opt.sel, &opt.events, 0, err, sizeof(err)) != 0)
 		die("%s", err);
+	stream_started = 1;
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
 					 opt.segment_size, opt.segment_time) != 0)

@@ -753,6 +753,7 @@ def errors():
     check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.2.0\n", "--version: pg_bsonstream 1.2.0",
           r.stdout + r.stderr)
     usage_errors(base)
+    no_dirs_left()
 
     has_setting = True
     try:
@@ -804,6 +805,31 @@ def usage_errors(base):
                   r'error: invalid --endpos "%s" \(an LSN such as 0/16B3748\)' % re.escape(value), status=2)
 
 
+def no_dirs_left():
+    """A run that fails before its stream starts (no such database, no such
+    slot, a failing --create-slot) leaves no directory it made."""
+    fresh = os.path.join(WORK, "never")
+    existing = os.path.join(WORK, "existing")
+    os.makedirs(existing, exist_ok=True)
+    tries = [
+        ("no such database", ["-d", "nosuchdb", "--slot", "x", "-o", fresh],
+         r'database "nosuchdb" does not exist'),
+        ("no such slot", ["-d", DB, "--slot", "nosuch", "-o", fresh], r'replication slot "nosuch" does not exist'),
+        ("no such slot, an existing DIR", ["-d", DB, "--slot", "nosuch", "-o", existing],
+         r'replication slot "nosuch" does not exist'),
+        ("--create-slot --initial-copy, wal_level or name refused", ["-d", DB, "--slot", "bad name!",
+                                                                     "--create-slot", "--initial-copy", "-o", fresh],
+         r'could not create replication slot "bad name!"'),
+    ]
+    for name, args, pattern in tries:
+        r = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=60)
+        left = sorted(os.listdir(existing)) if os.path.exists(existing) else None
+        check(r.returncode == 1 and re.search(pattern, r.stderr) and not os.path.exists(fresh) and left == [],
+              "a failed start (%s): exit 1, no directory left behind" % name,
+              "exit %s, %s exists %s, left in %s: %s\n%s" % (r.returncode, fresh, os.path.exists(fresh),
+                                                         existing, left, r.stderr))
+
+
 def endpos_zero():
     """--endpos 0/0 is no end, as pg_recvlogical reads it: the run streams until stopped."""
     sql("SELECT pg_create_logical_replication_slot('zero', 'bson_out')")
@@ -822,6 +848,7 @@ def endpos_zero():
                                                    open(os.path.join(WORK, "zero.stderr")).read()[-1500:]))
     sql("SELECT pg_drop_replication_slot('zero')")
     sql("DELETE FROM t1 WHERE id = 700501")
+
 
 def closer_fails():
     """A full segment the background closer cannot rename: nothing confirmed."""
