@@ -932,7 +932,7 @@ stream_server(void)
 		if (opt.initial_copy &&
 			initial_begin(opt.output, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
 			die("%s", err);
-		if (repl_create_slot(conn, opt.slot, snapshot, sizeof(snapshot), &start,
+		if (repl_create_slot(conn, &opt.conn, opt.slot, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
 		{
 			char		why[512];

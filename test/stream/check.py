@@ -385,7 +385,7 @@ def walsender_pid(slot):
 
 def restart_server(wal_level="logical"):
     opts = ("-c listen_addresses='' -c unix_socket_directories='%s' -p %s -c wal_level=%s "
-            "-c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off"
+            "-c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off -c max_prepared_transactions=5"
             % (os.environ["PGHOST"], os.environ["PGPORT"], wal_level))
     subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D", os.path.join(CLUSTER_DIR, "data"),
                             "-l", os.path.join(CLUSTER_DIR, "server.log"), "-m", "fast", "-w",
@@ -1096,6 +1096,55 @@ def backoff_stop_run():
     sql("DELETE FROM t1 WHERE id BETWEEN 700301 AND 700350")
 
 
+def create_slot_waits():
+    """--create-slot while a prepared transaction is pending: PostgreSQL's
+    slot waits for it; after a few seconds the program says so, naming it;
+    SIGINT cancels the wait, and a run goes on once the transaction is
+    rolled back."""
+    sql("BEGIN; INSERT INTO t1 VALUES (700401, 'prepared', 1, '{}'); PREPARE TRANSACTION 'bson_out_waits'")
+    out = os.path.join(WORK, "waits")
+    err_path = os.path.join(WORK, "waits.stderr")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+
+    def start():
+        open(err_path, "wb").close()
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", "waits", "--create-slot", "-o", out, "--endpos",
+                                 endpos, "--include-tables", "public.t1"],
+                                stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"))
+        deadline = time.time() + 30
+        while time.time() < deadline and "hint: End them" not in open(err_path).read() and proc.poll() is None:
+            time.sleep(0.1)
+        return proc
+
+    proc = start()
+    proc.send_signal(signal.SIGINT)
+    try:
+        rc = proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "still waiting"
+    err = open(err_path).read()
+    slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'waits'")
+    check(rc == 1 and "canceling statement due to user request" in err and not slot and not os.path.exists(out),
+          "--create-slot behind a prepared transaction: SIGINT cancels the wait, exit 1, no slot, no directory",
+          "exit %s, slot %s\n%s" % (rc, slot, err[-2000:]))
+    proc = start()
+    err = open(err_path).read()
+    sql("ROLLBACK PREPARED 'bson_out_waits'")
+    try:
+        rc = proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "still waiting"
+    check(re.search(r'creating the replication slot "waits" waits for the transactions in progress to end, '
+                    r"prepared ones too.*\n.*prepared transaction 'bson_out_waits' \(database %s, owner .*\)\n"
+                    r"hint: End them \(COMMIT or ROLLBACK; COMMIT PREPARED or ROLLBACK PREPARED" % DB, err)
+          and rc == 0,
+          "--create-slot behind a prepared transaction: says what it waits for, naming it; goes on "
+          "once it ends", "exit %s\n%s" % (rc, open(err_path).read()[-2000:]))
+    sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'waits'")
+
+
 def invalidated_run():
     """A slot invalidated (max_slot_wal_keep_size) while the client cannot
     connect: the next connection's error ends the run, exit 1."""
@@ -1504,6 +1553,7 @@ def main():
     invalidated_run()
     kill_during_copy()
     create_slot_fails()
+    create_slot_waits()
     clean_stop_run()
     large_rows_run()
     wal_level_replica()

@@ -9,9 +9,10 @@
 # tests.  The checks themselves are in check.py: a first copy and the stream
 # of a concurrent random workload replayed onto a model that must equal the
 # tables, the same through SIGKILLs, a server restart and a cut connection,
-# and every error message; a server ERROR in the stream, the reconnection
-# backoff, a slot invalidated while reconnecting, kill -9 during the first
-# copy and failing --create-slot runs.
+# and every error message; a server ERROR in the stream (and the skip its
+# hint gives), the reconnection backoff and a stop during it, a slot
+# invalidated while reconnecting, kill -9 during the first copy, failing
+# --create-slot runs and one waiting for a prepared transaction.
 #
 # The last line is "stream: N passed, M failed"; exit status 0 only when
 # nothing failed.  About 70 seconds.
@@ -44,7 +45,8 @@ cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/export
 cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/gate_rename.so" test/stream/gate_rename.c -ldl || exit 1
 
 unset PGHOST PGPORT PGDATABASE PGUSER
-CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off" \
+# prepared transactions: --create-slot says what it waits for
+CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off -c max_prepared_transactions=5" \
 	cluster_start || exit 1
 trap 'cluster_stop; umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
 
