@@ -15,7 +15,7 @@
 # --create-slot runs and one waiting for a prepared transaction.
 #
 # The last line is "stream: N passed, M failed"; exit status 0 only when
-# nothing failed.  About 70 seconds.
+# nothing failed.  About two minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
@@ -32,7 +32,7 @@ else
 	# a copy, as test/exporter/run.sh does: the work tree's objects stay untouched
 	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
 	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h "$WORK/build/src/core/"
+	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h src/core/commit_marker.h "$WORK/build/src/core/"
 	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
 		pg_bsonstream >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonstream
