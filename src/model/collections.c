@@ -303,7 +303,7 @@ bson_collections(PG_FUNCTION_ARGS)
 			continue;
 		metadata = metadata_of(table, sources[first].coll, &id_whole_row);
 		/* the rows the exports read, as they read them (FROM ONLY each) */
-		if (id_whole_row && nread > 0)
+		if (id_whole_row)
 			bson_check_duplicate_ids(bson_table_name(table), quote_identifier(schema),
 									 read_names, nread, true, partition_root);
 

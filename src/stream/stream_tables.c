@@ -186,8 +186,8 @@ logs_root_key(Relation rel, const BsonChangeTable *model, const int *column_map)
 
 /*
  * A table whose _id is the whole row may hold equal rows, which the events
- * cannot tell apart: the exports refuse such rows (duplicate_ids.h), but
- * what the stream carries is past, so it warns once per table and session.
+ * cannot tell apart: the exports refuse such rows (duplicate_ids.h), but the
+ * stream sees one change at a time, so it warns once per table and session.
  */
 static void
 warn_whole_row(const char *name)
