@@ -31,7 +31,9 @@ OBJS = \
 	src/decode/bson_to_jsonb.o \
 	src/model/citus_tables.o \
 	src/model/collection_metadata.o \
+	src/model/collection_rivals.o \
 	src/model/collections.o \
+	src/model/duplicate_ids.o \
 	src/model/row_document.o \
 	src/model/table_model.o \
 	src/model/table_patterns.o \
@@ -52,7 +54,7 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
-	stream_events stream_options stream_values stream_split stream_origin model
+	stream_events stream_options stream_values stream_split stream_origin model model_checks
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,5 +161,30 @@ parse_duration_ms(const char *s, int32_t *ms)
 	if (!(v + 0.5 < (double) INT32_MAX + 1) || (v > 0 && v + 0.5 < 1))
 		return -1;
 	*ms = (int32_t) (v + 0.5);
+	return 0;
+}
+
+int
+parse_seconds(const char *s, double *secs)
+{
+	char	   *end;
+	double		v;
+
+	/* strtod would take blanks, a sign, "nan", "inf" and hexadecimal too */
+	if (!isdigit((unsigned char) s[0]) &&
+		!(s[0] == '.' && isdigit((unsigned char) s[1])))
+		return -1;
+	if (strpbrk(s, "xX") != NULL)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	/* ERANGE: beyond a double, or so small that it became 0 or a denormal */
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end != '\0' && strcmp(end, "s") != 0)
+		return -1;
+	if (!isfinite(v) || !(v > 0) || v > SECONDS_MAX)
+		return -1;
+	*secs = v;
 	return 0;
 }

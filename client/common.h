@@ -71,4 +71,17 @@ extern int	parse_size(const char *s, uint64_t *bytes);
  */
 extern int	parse_duration_ms(const char *s, int32_t *ms);
 
+/* The largest number of seconds parse_seconds takes: a time_t and an int anywhere */
+#define SECONDS_MAX		2147483647.0
+
+/*
+ * A duration in seconds: a decimal number (a fraction and an exponent
+ * allowed), optionally followed by "s", greater than 0 and at most
+ * SECONDS_MAX.  0 and the seconds, or -1 for anything else: NaN, infinity,
+ * a sign, blanks, hexadecimal, trailing characters, 0 or a value that
+ * rounds to 0, and a value beyond SECONDS_MAX (which would overflow the
+ * time_t of a timeout).
+ */
+extern int	parse_seconds(const char *s, double *secs);
+
 #endif							/* COMMON_H */

@@ -10,7 +10,8 @@
  * This file has the options and the main flow: create the slot (repl.c),
  * with --initial-copy copy the tables under its exported snapshot into a
  * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
- * uses too), then stream the changes into segments (segment.c) and confirm
+ * uses too), then stream the changes into segments (segment.c), each of
+ * whole transactions (closed between transactions only), and confirm
  * each transaction to the server only once all of it is durable: the plugin
  * ends each transaction with a commit marker (commit_marker.h) that names
  * its end, and a stop (a signal, --endpos) waits for the transaction in
@@ -160,9 +161,11 @@ usage(FILE *f)
 			"Output:\n"
 			"  -o, --output=DIR           DIR/changes/<first>-<last>.bson (resume tokens), or - for\n"
 			"                             standard output (not durable)\n"
-			"      --segment-size=SIZE    close a segment at this size (default 64MB; units\n"
-			"                             kB, MB, GB, TB, 1024-based as PostgreSQL's)\n"
-			"      --segment-time=SECS    close a segment at this age (default 10s)\n"
+			"      --segment-size=SIZE    close a segment at the end of the transaction that\n"
+			"                             reaches this size (default 64MB; units kB, MB, GB,\n"
+			"                             TB, 1024-based as PostgreSQL's): segments hold\n"
+			"                             whole transactions\n"
+			"      --segment-time=SECS    ... or this age (default 10s)\n"
 			"      --status-interval=SECS standby status updates (default 10s)\n"
 			"Citus:\n"
 			"      --citus                follow every node of the Citus cluster whose\n"
@@ -172,7 +175,8 @@ usage(FILE *f)
 			"                             knows as NAME at HOST (repeatable)\n"
 			"Other options:\n"
 			"  -E, --endpos=LSN           stop once the stream has passed LSN (the last segment\n"
-			"                             closed and confirmed, exit 0)\n"
+			"                             closed and confirmed, exit 0); 0/0: no end, as\n"
+			"                             pg_recvlogical reads it\n"
 			"      --no-reconnect         exit on a lost connection instead of reconnecting\n"
 			"      --no-sync              do not fsync (tests only: not durable)\n"
 			"  -q, --quiet                no progress line, no summary\n"
@@ -180,14 +184,15 @@ usage(FILE *f)
 			"  -?, --help                 print this help and exit\n");
 }
 
+/* A duration option: usage error for anything but seconds > 0 (common.h) */
 static double
-parse_seconds(const char *s)
+seconds_option(const char *name, const char *arg)
 {
-	char	   *end;
-	double		v = strtod(s, &end);
+	double		v;
 
-	if (end == s || v <= 0 || (*end && strcmp(end, "s") != 0))
-		die_usage("invalid number of seconds \"%s\"", s);
+	if (parse_seconds(arg, &v) != 0)
+		die_usage("invalid %s \"%s\": give a number of seconds greater than 0 and at most %.0f, "
+				  "such as 10, 0.5 or 10s", name, arg, SECONDS_MAX);
 	return v;
 }
 
@@ -274,7 +279,8 @@ parse_options(int argc, char **argv)
 				}
 				break;
 			case 'E':
-				if (lsn_parse(optarg, &opt.endpos) != 0 || opt.endpos == 0)
+				/* 0/0, InvalidXLogRecPtr, is no end: pg_recvlogical's reading */
+				if (lsn_parse(optarg, &opt.endpos) != 0)
 					die_usage("invalid --endpos \"%s\" (an LSN such as 0/16B3748)", optarg);
 				break;
 			case 1:
@@ -289,10 +295,10 @@ parse_options(int argc, char **argv)
 							  "kB, MB, GB or TB (1024-based)", optarg);
 				break;
 			case 5:
-				opt.segment_time = parse_seconds(optarg);
+				opt.segment_time = seconds_option("--segment-time", optarg);
 				break;
 			case 6:
-				opt.status_interval = parse_seconds(optarg);
+				opt.status_interval = seconds_option("--status-interval", optarg);
 				break;
 			case 7:
 				opt.reconnect = 1;
@@ -315,7 +321,7 @@ parse_options(int argc, char **argv)
 	db_rls_hint = "the stream carries every row's changes whatever the policies (logical "
 		"decoding does not apply them), so the first copy must read every row: run it as a role "
 		"that bypasses them (a superuser, the table's owner, a role with BYPASSRLS)";
-	if (opt.slot == NULL)
+	if (opt.slot == NULL || opt.slot[0] == '\0')
 		die_usage("give the replication slot with --slot NAME");
 	if (opt.output == NULL)
 		die_usage("give the output directory with -o DIR (or -o - for standard output)");
@@ -337,10 +343,45 @@ parse_options(int argc, char **argv)
 	opt.conn.appname = PROGNAME;
 }
 
+/*
+ * The directories this run made, removed again (those still empty) when it
+ * ends before its stream started: a run that fails on a missing database or
+ * slot, or a failing --create-slot, leaves no directory behind.  DIR, then
+ * what is in it: removed in the reverse order.
+ */
+static char *made_dirs[3];
+static int	nmade_dirs;
+static int	stream_started;
+
+static void
+remove_made_dirs(void)
+{
+	if (stream_started)
+		return;
+	while (nmade_dirs > 0)
+		(void) rmdir(made_dirs[--nmade_dirs]);
+}
+
+/* Note path as made by this run (removed at a failed start, see above) */
+static void
+note_made_dir(const char *path)
+{
+	static int	registered;
+
+	if (nmade_dirs == (int) (sizeof(made_dirs) / sizeof(made_dirs[0])) ||
+		(made_dirs[nmade_dirs] = strdup(path)) == NULL)
+		return;
+	nmade_dirs++;
+	if (!registered)
+		registered = atexit(remove_made_dirs) == 0;
+}
+
 static void
 make_dir(const char *path)
 {
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
+	if (mkdir(path, 0777) == 0)
+		note_made_dir(path);
+	else if (errno != EEXIST)
 		die("could not create directory \"%s\": %s", path, strerror(errno));
 }
 
@@ -479,8 +520,7 @@ transaction_end(State *st, Lsn end, uint64_t messages, char *err, size_t errsize
 	}
 	st->in_txn = 0;
 	st->txn_messages = 0;
-	if (segment_commit(&st->seg, end))
-		advance_confirmed(st, end);
+	segment_commit(&st->seg, end);
 	return 0;
 }
 
@@ -529,8 +569,13 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		{
 			double		wait;
 
-			/* standard output: everything received so far is written */
-			if (((st->seg.dir == NULL && st->seg.open) || segment_due(&st->seg, now)
+			/*
+			 * Standard output: everything received so far is written.  A
+			 * segment is closed between transactions only: one due in the
+			 * middle of a transaction is closed at its end (below).
+			 */
+			if ((!st->in_txn && ((st->seg.dir == NULL && st->seg.open) ||
+								 segment_due(&st->seg, now))
 				 ? rotate_segment(conn, st) : take_durable(conn, st)) != 0)
 			{
 				snprintf(err, errsize, "%s", st->seg.errmsg);
@@ -540,7 +585,8 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				send_status(conn, st, 0);
 			show_progress(st);
 			wait = st->last_status + opt.status_interval - now;
-			if (segment_wait(&st->seg, now) < wait)
+			/* in a transaction, its next message (its end) is what a due segment waits for */
+			if (!st->in_txn && segment_wait(&st->seg, now) < wait)
 				wait = segment_wait(&st->seg, now);
 			if (st->progress.enabled && wait > 0.25)
 				wait = 0.25;
@@ -593,6 +639,12 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 					return STREAM_FAILED;
 				if (interrupted)
 					return stop_stream(conn, st, 0, err, errsize);
+				/* the end of a transaction: where a full or old segment is closed */
+				if (segment_due(&st->seg, now) && rotate_segment(conn, st) != 0)
+				{
+					snprintf(err, errsize, "%s", st->seg.errmsg);
+					return STREAM_FAILED;
+				}
 				continue;
 			}
 
@@ -617,12 +669,6 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			st->txn_messages++;
 			if (st->seg.new_event)
 				st->progressed = 1;
-			if (st->seg.seg_bytes >= opt.segment_size && rotate_segment(conn, st) != 0)
-			{
-				PQfreemem(buf);
-				snprintf(err, errsize, "%s", st->seg.errmsg);
-				return STREAM_FAILED;
-			}
 		}
 		else if (buf[0] == 'k' && n >= 18)
 		{
@@ -701,6 +747,36 @@ restart(PGconn **connp, char *err, size_t errsize)
 	}
 	*connp = conn;
 	return 0;
+}
+
+/*
+ * A signal during the reconnection backoff: a stop as elsewhere, what is
+ * durable confirmed (the lost connection may have taken its last standby
+ * status update with it, or never had it: a segment made durable as it was
+ * lost).  A new connection for that alone, ended by end_copy, which makes
+ * sure the server has taken it; exit 0.  If the server cannot be reached,
+ * the next run may send those events again: said, exit 1.
+ */
+static StreamEnd
+stop_reconnecting(State *st, PGconn **connp, char *err, size_t errsize)
+{
+	char		why[3000];
+
+	if (st->confirmed == 0)
+		return STREAM_STOPPED;	/* nothing confirmed in this run: nothing to pass on */
+	if (restart(connp, why, sizeof(why)) == 0 &&
+		repl_send_status(*connp, st->confirmed, 0) == 0)
+		return STREAM_STOPPED;
+	if (*connp)
+	{
+		db_error(*connp, NULL, "the connection was lost again", why, sizeof(why));
+		PQfinish(*connp);
+		*connp = NULL;
+	}
+	snprintf(err, errsize, "stopped while reconnecting, without confirming " LSN_FORMAT
+			 " (the next run may send again the events after the slot's confirmed position): %s",
+			 LSN_ARGS(st->confirmed), why);
+	return STREAM_LOST;
 }
 
 /*
@@ -845,7 +921,14 @@ stream_server(void)
 
 	if (!to_stdout)
 	{
+		char		initial[4096];
+		struct stat sb;
+
 		make_dir(opt.output);
+		/* --initial-copy makes it (initial.c): this run's if it is not there yet */
+		snprintf(initial, sizeof(initial), "%s/initial", opt.output);
+		if (stat(initial, &sb) != 0 && errno == ENOENT)
+			note_made_dir(initial);
 		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
 		make_dir(changes);
 		out_remove_stale(changes);
@@ -868,7 +951,7 @@ stream_server(void)
 		if (opt.initial_copy &&
 			initial_begin(opt.output, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
 			die("%s", err);
-		if (repl_create_slot(conn, opt.slot, snapshot, sizeof(snapshot), &start,
+		if (repl_create_slot(conn, &opt.conn, opt.slot, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
 		{
 			char		why[512];
@@ -889,6 +972,7 @@ stream_server(void)
 	}
 	if (repl_start(conn, opt.slot, start, &opt.sel, &opt.events, 0, err, sizeof(err)) != 0)
 		die("%s", err);
+	stream_started = 1;
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
 					 opt.segment_size, opt.segment_time) != 0)
@@ -912,6 +996,17 @@ stream_server(void)
 		PQfinish(conn);
 		conn = NULL;
 		progress_clear(&st.progress);
+
+		/*
+		 * A segment the closer made durable before the loss: its end is
+		 * confirmed on the next connection, or by a stop during the backoff.
+		 */
+		if (take_durable(NULL, &st) != 0)
+		{
+			snprintf(err, sizeof(err), "%s", st.seg.errmsg);
+			end = STREAM_FAILED;
+			break;
+		}
 		if (!opt.reconnect)
 			break;
 
@@ -949,11 +1044,14 @@ stream_server(void)
 		}
 		if (conn == NULL)
 		{
-			end = STREAM_STOPPED;
+			end = stop_reconnecting(&st, &conn, err, sizeof(err));
 			break;
 		}
 		fprintf(stderr, PROGNAME ": reconnected, resuming at the slot's confirmed position\n");
 		st.reconnects++;
+		/* what the lost connection may not have passed on, at once */
+		if (st.confirmed)
+			send_status(conn, &st, 0);
 	}
 
 	progress_clear(&st.progress);

@@ -4,25 +4,41 @@
  */
 #include "repl.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/time.h>
 
+#include "common.h"
 #include "db.h"
+#include "progress.h"
+#include "signals.h"
+
+/* Seconds in CREATE_REPLICATION_SLOT before saying what it waits for */
+#define CREATE_SLOT_SAY_AFTER	5.0
 
 /* microseconds between the Unix epoch and PostgreSQL's (2000-01-01) */
 #define PG_EPOCH_OFFSET_US	INT64_C(946684800000000)
 
+/* As the server's pg_lsn reads it: 1 to 8 hexadecimal digits, '/', 1 to 8 more */
 int
 lsn_parse(const char *s, Lsn *lsn)
 {
-	unsigned	hi,
-				lo;
+	const char *hex = "0123456789abcdefABCDEF";
+	size_t		hi_len,
+				lo_len;
 
-	if (s == NULL || sscanf(s, "%X/%X", &hi, &lo) != 2)
+	if (s == NULL)
 		return -1;
-	*lsn = ((Lsn) hi << 32) | lo;
+	hi_len = strspn(s, hex);
+	if (hi_len < 1 || hi_len > 8 || s[hi_len] != '/')
+		return -1;
+	lo_len = strspn(s + hi_len + 1, hex);
+	if (lo_len < 1 || lo_len > 8 || s[hi_len + 1 + lo_len] != '\0')
+		return -1;
+	*lsn = ((Lsn) strtoul(s, NULL, 16) << 32) | (Lsn) strtoul(s + hi_len + 1, NULL, 16);
 	return 0;
 }
 
@@ -114,9 +130,115 @@ repl_retryable(const PGresult *res, int reconnecting)
 	return 0;
 }
 
+/*
+ * CREATE_REPLICATION_SLOT has been waiting for a while: a logical slot
+ * starts at a point where no transaction is in progress (PostgreSQL's rule:
+ * the slot's snapshot must see each transaction whole), so it waits for
+ * every transaction with an xid that runs as it starts, in any database,
+ * a prepared one too, which may wait for a person.  Say so, with those
+ * transactions as another (ordinary) connection sees them.
+ */
+static void
+say_waiting(const ConnOpts *opts, PGconn *repl, const char *slot)
+{
+	ConnOpts	o = *opts;
+	char		err[1024];
+	char		pid[32];
+	const char *params[1] = {pid};
+	PGconn	   *conn;
+	PGresult   *res = NULL;
+	int			shown = 0;
+
+	fprintf(stderr, "%s: creating the replication slot \"%s\" waits for the transactions in "
+			"progress to end, prepared ones too (PostgreSQL's rule: a logical slot starts where "
+			"none is in progress)\n", progname, slot);
+	o.replication = NULL;
+	conn = db_connect(&o, err, sizeof(err));
+	if (conn != NULL)
+	{
+		snprintf(pid, sizeof(pid), "%d", PQbackendPID(repl));
+		res = PQexecParams(conn,
+						   "SELECT pg_catalog.format('prepared transaction %L (database %s, owner %s, "
+						   "prepared at %s)', gid, database, owner, prepared::timestamptz(0)) "
+						   "FROM pg_catalog.pg_prepared_xacts "
+						   "UNION ALL "
+						   "SELECT pg_catalog.format('process %s (database %s, user %s, %s, in its "
+						   "transaction since %s)', pid, datname, usename, state, "
+						   "xact_start::timestamptz(0)) "
+						   "FROM pg_catalog.pg_stat_activity "
+						   "WHERE backend_xid IS NOT NULL AND pid <> $1::int",
+						   1, NULL, params, NULL, NULL, 0);
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+			for (int i = 0; i < PQntuples(res); i++, shown++)
+				fprintf(stderr, "%s:   %s\n", progname, PQgetvalue(res, i, 0));
+		PQclear(res);
+		PQfinish(conn);
+	}
+	if (!shown)
+		fprintf(stderr, "%s:   (none that this role can see in pg_prepared_xacts and "
+				"pg_stat_activity)\n", progname);
+	fprintf(stderr, "hint: End them (COMMIT or ROLLBACK; COMMIT PREPARED or ROLLBACK PREPARED for a "
+			"prepared transaction), or stop this run with Ctrl-C.\n");
+}
+
+/*
+ * The command's result, waiting on the socket: after CREATE_SLOT_SAY_AFTER
+ * seconds say what it waits for, and at a signal cancel it (it may wait for
+ * as long as a transaction stays open).  NULL if the connection failed.
+ */
+static PGresult *
+create_slot_result(PGconn *conn, const ConnOpts *opts, const char *slot)
+{
+	double		say_at = now_seconds() + CREATE_SLOT_SAY_AFTER;
+	int			said = 0;
+	int			cancelled = 0;
+	PGresult   *res;
+	PGresult   *more;
+
+	while (PQisBusy(conn))
+	{
+		int			sock = PQsocket(conn);
+		fd_set		rfds;
+		struct timeval tv = {1, 0};
+		double		left = say_at - now_seconds();
+
+		if (sock < 0)
+			break;
+		if (!said && left < 1)
+			tv.tv_sec = 0, tv.tv_usec = left > 0 ? (suseconds_t) (left * 1e6) : 0;
+		FD_ZERO(&rfds);
+		FD_SET(sock, &rfds);
+		if (select(sock + 1, &rfds, NULL, NULL, &tv) < 0 && errno != EINTR)
+			break;
+		if (PQconsumeInput(conn) == 0)
+			break;
+		if (interrupted && !cancelled)
+		{
+			PGcancel   *cancel = PQgetCancel(conn);
+			char		buf[256];
+
+			cancelled = 1;
+			if (cancel)
+			{
+				(void) PQcancel(cancel, buf, sizeof(buf));
+				PQfreeCancel(cancel);
+			}
+		}
+		if (!said && !cancelled && now_seconds() >= say_at)
+		{
+			said = 1;
+			say_waiting(opts, conn, slot);
+		}
+	}
+	res = PQgetResult(conn);
+	while ((more = PQgetResult(conn)) != NULL)
+		PQclear(more);
+	return res;
+}
+
 int
-repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize,
-				 Lsn *start, char *err, size_t errsize)
+repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot, char *snapshot,
+				 size_t snapsize, Lsn *start, char *err, size_t errsize)
 {
 	char		sql[512];
 	char	   *ident = PQescapeIdentifier(conn, slot, strlen(slot));
@@ -135,8 +257,7 @@ repl_create_slot(PGconn *conn, const char *slot, char *snapshot, size_t snapsize
 		snprintf(sql, sizeof(sql),
 				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out EXPORT_SNAPSHOT", ident);
 	PQfreemem(ident);
-	/* it waits for the transactions that have written to end: a long wait is said */
-	res = db_exec_waiting(conn, sql, 0, NULL, NULL);
+	res = PQsendQuery(conn, sql) ? create_slot_result(conn, opts, slot) : NULL;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) < 3)
 	{
 		snprintf(sql, sizeof(sql), "could not create replication slot \"%s\"", slot);

@@ -14,6 +14,7 @@
 
 #include <libpq-fe.h>
 
+#include "db.h"
 #include "selection.h"
 
 typedef uint64_t Lsn;
@@ -26,10 +27,14 @@ extern int	lsn_parse(const char *s, Lsn *lsn);
 /*
  * Create a logical slot with the bson_out plugin that exports a snapshot;
  * its name (valid until the next command on conn) into snapshot, the
- * slot's consistent point into start.
+ * slot's consistent point into start.  While the server waits for the
+ * transactions in progress (a prepared one may wait for a person), says so
+ * after a few seconds, listing them through another connection made with
+ * opts (conn's options); a signal cancels the command.
  */
-extern int	repl_create_slot(PGconn *conn, const char *slot, char *snapshot,
-							 size_t snapsize, Lsn *start, char *err, size_t errsize);
+extern int	repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot,
+							 char *snapshot, size_t snapsize, Lsn *start,
+							 char *err, size_t errsize);
 
 /*
  * START_REPLICATION from 'start' (0: the slot's confirmed position) with the

@@ -248,7 +248,6 @@ closer_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		rc = finish_file(o, s->sync, err, sizeof(err));
 		pthread_mutex_lock(&s->lock);
-		/* read now: a transaction's end may have come while it closed */
 		if (rc == 0)
 		{
 			s->durable = s->closing_lsn;
@@ -427,40 +426,23 @@ segment_durable(Segments *s, Lsn *confirm)
 	return rc;
 }
 
-int
+void
 segment_commit(Segments *s, Lsn end)
 {
-	int			later = 0;
-
-	if (s->open)
-	{
-		s->confirm = end;
-		s->cut_valid = 1;
-		s->cut_bytes = s->seg_bytes;
-		memcpy(s->cut_last, s->last, sizeof(s->cut_last));
-		memcpy(s->cut_counted, s->counted, sizeof(s->cut_counted));
-		s->cut_events = s->seg_events;
-		s->cut_new_bytes = s->seg_new_bytes;
-		return 0;
-	}
-	/* the transaction's last events are in the segment closing, or just closed */
-	if (s->closer_started)
-		pthread_mutex_lock(&s->lock);
-	if (s->closer_started && s->closing != NULL)
-	{
-		s->closing_lsn = end;
-		later = 1;
-	}
-	else if (s->closer_started && s->close_failed)
-		later = 1;				/* its events are gone: never confirmed */
-	else if (s->durable_ready)
-	{
-		s->durable = end;
-		later = 1;
-	}
-	if (s->closer_started)
-		pthread_mutex_unlock(&s->lock);
-	return !later;
+	/*
+	 * Segments are closed between transactions only, so the events of the
+	 * transaction are all in the open one.  (None open: nothing of it was
+	 * written, and nothing is confirmed.)
+	 */
+	if (!s->open)
+		return;
+	s->confirm = end;
+	s->cut_valid = 1;
+	s->cut_bytes = s->seg_bytes;
+	memcpy(s->cut_last, s->last, sizeof(s->cut_last));
+	memcpy(s->cut_counted, s->counted, sizeof(s->cut_counted));
+	s->cut_events = s->seg_events;
+	s->cut_new_bytes = s->seg_new_bytes;
 }
 
 int

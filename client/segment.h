@@ -11,11 +11,19 @@
  * segments: the same first and last events enclose the same events, so a
  * segment sent again after a restart may replace its earlier copy.
  *
- * A segment is the events back to back, written to a temporary file (see
- * output.c) and, once closed, fsynced, renamed to its final name and the
- * directory fsynced: only then may the end of its last whole transaction
- * be confirmed to the server.  A segment that fails on the way is removed,
- * and nothing of it is confirmed.  To standard output, a "segment" is what has been written
+ * A segment is the events of whole transactions back to back, written to a
+ * temporary file (see output.c) and, once closed, fsynced, renamed to its
+ * final name and the directory fsynced: only then may the end of its last
+ * transaction be confirmed to the server.  A segment is closed between
+ * transactions only (the caller asks segment_due at a transaction's end), so
+ * a transaction is never spread over two segments, and one larger than the
+ * segment size makes a larger segment: written through the file's buffer,
+ * never held in memory.  So a transaction the stream never finishes (a
+ * lost connection, a server ERROR in its middle, a kill) leaves nothing of
+ * it in a closed segment: its events are in the open one, which is removed
+ * or cut back (segment_cut) and whose temporary file the next run removes.
+ * A segment that fails on the way is removed, and nothing of it is
+ * confirmed.  To standard output, a "segment" is what has been written
  * since the last flush: not durable.
  *
  * Closing takes time (the file's last fsync, the rename, the directory's
@@ -117,7 +125,7 @@ extern int	segment_write(Segments *s, const char *doc, size_t len, Lsn lsn);
 /* Events received and not sent again: written, closing, or in the open segment. */
 extern uint64_t segment_events_received(const Segments *s);
 
-/* Is the open segment full, or old enough? */
+/* Is the open segment full, or old enough?  Asked between transactions only. */
 extern int	segment_due(const Segments *s, double now);
 
 /* Seconds until the open segment is due by age (large when none is open). */
@@ -127,9 +135,9 @@ extern double segment_wait(const Segments *s, double now);
  * Make the open segment durable and give it its final name, in this
  * thread, after the segment closing in the background; the position to
  * confirm into *confirm: the end of the last transaction that ended in it
- * (segment_commit), 0 if none did (a transaction cut by the segment's end
- * is confirmed with the segment of its end, and comes again whole if the
- * run ends before).  -1 with errmsg set: the segment has been removed.
+ * (segment_commit), 0 if none did.  Called between transactions (or after
+ * segment_cut), so that the segment ends with a whole transaction.  -1 with
+ * errmsg set: the segment has been removed.
  */
 extern int	segment_close(Segments *s, Lsn *confirm);
 
@@ -149,18 +157,18 @@ extern int	segment_durable(Segments *s, Lsn *confirm);
 
 /*
  * The transaction whose events were written last ended at end (its commit
- * marker's position): 1 if end can be confirmed now (all of it is durable
- * already), 0 if it is confirmed with the segment that holds its last
- * events, when segment_close or segment_durable pass it on.
+ * marker's position): its events are all in the open segment, whose close
+ * confirms end (segment_close, segment_durable).
  */
-extern int	segment_commit(Segments *s, Lsn end);
+extern void segment_commit(Segments *s, Lsn end);
 
 /*
  * Keep only the open segment's whole transactions: cut it back to the end
  * of the last transaction that ended in it, or remove it if none did (for
- * a stream that ends with an error in the middle of a transaction).  To
- * standard output only what is still buffered can be cut.  -1 with errmsg
- * set if the cut failed (the segment has been removed).
+ * a stream that ends with an error in the middle of a transaction, whose
+ * events are all in the open segment).  To standard output only what is
+ * still buffered can be cut.  -1 with errmsg set if the cut failed (the
+ * segment has been removed).
  */
 extern int	segment_cut(Segments *s);
 

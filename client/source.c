@@ -60,6 +60,7 @@ typedef struct Extension
 	int			has_bson_document;	/* bson_document(record, boolean, boolean), 1.1.0 */
 	int			has_json_to_bson;	/* json_to_bson(json, boolean, boolean) */
 	int			has_to_bson_ext;	/* to_bson(jsonb, boolean, boolean) */
+	int			has_check_ids;	/* bson_check_ids(regclass, boolean), 1.2.0 */
 } Extension;
 
 static int
@@ -73,7 +74,8 @@ extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 					   "  to_regprocedure(quote_ident(n.nspname) || '.row_to_bson(record, boolean)') IS NOT NULL, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.json_to_bson(json, boolean, boolean)') IS NOT NULL, "
 					   "  to_regprocedure(quote_ident(n.nspname) || '.to_bson(jsonb, boolean, boolean)') IS NOT NULL, "
-					   "  to_regprocedure(quote_ident(n.nspname) || '.bson_document(record, boolean, boolean)') IS NOT NULL "
+					   "  to_regprocedure(quote_ident(n.nspname) || '.bson_document(record, boolean, boolean)') IS NOT NULL, "
+					   "  to_regprocedure(quote_ident(n.nspname) || '.bson_check_ids(regclass, boolean)') IS NOT NULL "
 					   "FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
 					   "WHERE e.extname = 'bson_out'",
 					   0, NULL, "could not look up the bson_out extension", err, errsize);
@@ -92,6 +94,7 @@ extension_info(PGconn *conn, Extension *ext, char *err, size_t errsize)
 	ext->has_json_to_bson = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
 	ext->has_to_bson_ext = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
 	ext->has_bson_document = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
+	ext->has_check_ids = strcmp(PQgetvalue(res, 0, 6), "t") == 0;
 	ext->schema = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (ext->schema == NULL)
@@ -311,13 +314,35 @@ source_lock(PGconn *conn, const Source *src, int nowait, int may_skip,
 	return -1;
 }
 
+/*
+ * The server's check that the rows are documents a collection can hold
+ * (equal rows of a table whose _id is the whole row are not), in the
+ * export's snapshot.  An extension older than the check has none to make.
+ */
+static int
+check_ids(PGconn *conn, const Extension *ext, const Source *src, char *err, size_t errsize)
+{
+	const char *params[1] = {src->oid};
+	char		sql[512];
+	PGresult   *res;
+
+	if (!ext->has_check_ids)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT %s.bson_check_ids($1::oid::regclass)", ext->schema);
+	res = query_params(conn, sql, 1, params, "could not export the table", err, errsize);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
 int
 source_table(PGconn *conn, const char *name, const char *column,
 			 int extended_json, int no_id, Source *src, char *err, size_t errsize)
 {
 	const char *params[2];
 	PGresult   *res;
-	Extension	ext = {NULL, "", 0, 0, 0, 0};
+	Extension	ext = {NULL, "", 0, 0, 0, 0, 0};
 	char		oid[16];
 	const char *schema;
 	size_t		n;
@@ -358,6 +383,8 @@ source_table(PGconn *conn, const char *name, const char *column,
 							"bson_document", err, errsize);
 			goto fail;
 		}
+		if (!no_id && check_ids(conn, &ext, src, err, errsize) != 0)
+			goto fail;
 		n = strlen(schema) + 64;
 		src->expr = malloc(n);
 		/* t.* rather than t: a column named t would win over the row */

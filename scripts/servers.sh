@@ -170,17 +170,40 @@ pg17_root() {
 	echo "$root"
 }
 
-# in_root ROOT COMMAND...: runs COMMAND inside ROOT, with /proc, /dev and
-# /dev/shm mounted in a private mount namespace (gone when it ends).
+# in_root [--bind DIR ROOTDIR]... ROOT COMMAND...: runs COMMAND inside ROOT,
+# with /proc, /dev and /dev/shm mounted, and each DIR of this machine at
+# ROOTDIR inside ROOT, in a private mount namespace (gone when it ends).
+# The root uses this machine's network: its resolv.conf, and the CAs it
+# trusts (a network that intercepts TLS has a CA of its own, which npm's
+# registry would need in the root too): this machine's bundle is a local CA
+# of the root, which the root's ca-certificates takes into its own bundle
+# once installed.
 in_root() {
+	local binds=() local_ca
+	while [ "${1:-}" = --bind ]; do
+		binds+=("$2" "$3")
+		shift 3
+	done
 	local root=$1
 	shift
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+	local_ca=$root/usr/local/share/ca-certificates/this-machine.crt
+	if [ -f /etc/ssl/certs/ca-certificates.crt ] && ! cmp -s /etc/ssl/certs/ca-certificates.crt "$local_ca"; then
+		mkdir -p "${local_ca%/*}" && cp /etc/ssl/certs/ca-certificates.crt "$local_ca"
+		if [ -x "$root/usr/sbin/update-ca-certificates" ]; then
+			chroot "$root" /usr/sbin/update-ca-certificates >/dev/null 2>&1
+		fi
+	fi
 	unshare --mount --propagation private -- /bin/bash -c '
-		root=$1; shift
+		root=$1 nbinds=$2; shift 2
 		mount -t proc proc "$root/proc" &&
 		mount --rbind /dev "$root/dev" &&
-		mount -t tmpfs tmpfs "$root/dev/shm" &&
+		mount -t tmpfs tmpfs "$root/dev/shm" || exit 1
+		while [ "$nbinds" -gt 0 ]; do
+			mkdir -p "$root$2" && mount --bind "$1" "$root$2" || exit 1
+			shift 2
+			nbinds=$((nbinds - 2))
+		done
 		exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-			HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" "$@"' in_root "$root" "$@"
+			HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" "$@"' in_root "$root" "${#binds[@]}" "${binds[@]}" "$@"
 }

@@ -3,12 +3,23 @@
 # with PostgreSQL and the packages below installed:
 #
 #   scripts/test.sh [--pg NN]        NN: 13, 15 (the default), 17 or 18
+#   scripts/test.sh --fresh-root     the suite on 15 in a fresh Debian 12 root
 #
+# --fresh-root proves the first claim: the tree is copied (a git repository
+# of the working tree's files) into a Debian 12 root made by debootstrap
+# --variant=minbase with git added, unpacked untouched from its tarball under
+# /var/cache/bson_out for every run, and the whole suite runs inside it, the
+# Citus stage (the Citus archive copied in) and the packaging stages
+# included; only apt's downloaded .deb files are kept between runs
+# (scripts/fresh_root.sh).  CI (.ci/run) runs 15 this way.
+#
+# The suite, wherever it runs:
 #   - installs what is missing: the PostgreSQL server of that version (15:
 #     Debian 12's packages; 13 and 18: built from Debian's source packages
 #     into /var/cache/bson_out, 18 with assertions; 17: Debian 13's packages
 #     in a Debian 13 root, where the whole suite then runs; scripts/servers.sh),
 #     pymongo's BSON codec and psycopg2 as the independent oracle, libbson,
+#     iproute2 (ss), and Debian's nodejs and npm where there is no node,
 #   - builds with -Werror and installs the extension,
 #   - starts a throwaway cluster on a private socket and port,
 #   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
@@ -53,11 +64,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+fresh_root=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pg) PG_MAJOR=$2; shift 2 ;;
 	--pg=*) PG_MAJOR=${1#--pg=}; shift ;;
-	*) echo "usage: scripts/test.sh [--pg 13|15|17|18]" >&2; exit 2 ;;
+	--fresh-root) fresh_root=1; shift ;;
+	*) echo "usage: scripts/test.sh [--pg 13|15|17|18] [--fresh-root]" >&2; exit 2 ;;
 	esac
 done
 export PG_MAJOR=${PG_MAJOR:-15}
@@ -65,7 +78,19 @@ case $PG_MAJOR in
 13 | 15 | 17 | 18) ;;
 *) echo "scripts/test.sh: PostgreSQL $PG_MAJOR is not a supported version (13, 15, 17, 18)" >&2; exit 2 ;;
 esac
+if [ -n "$fresh_root" ] && [ "$PG_MAJOR" != 15 ]; then
+	echo "scripts/test.sh: --fresh-root runs PostgreSQL 15, Debian 12's own (not $PG_MAJOR)" >&2
+	exit 2
+fi
 source scripts/lib.sh
+
+# --fresh-root: the whole suite in a fresh Debian 12 root, which installs
+# everything itself (scripts/fresh_root.sh)
+if [ -n "$fresh_root" ]; then
+	source scripts/fresh_root.sh
+	debian12_suite "$PG_MAJOR"
+	exit $?
+fi
 
 # 17 runs in a Debian 13 root: the suite is copied there and runs inside it
 if [ "$(pg_kind "$PG_MAJOR")" = chroot ]; then
@@ -185,17 +210,25 @@ CROSSCHECK_SCRIPT=test/crosscheck_changes.py CROSSCHECK_TAG=crosscheck-changes \
 	crosscheck "change streams, UTF8 database" xcheck_changes UTF8 --changes 50000
 # js-bson (npm's bson, a third decoder) decodes the datetimes that the
 # fallback writes for infinite dates and timestamps, as pymongo does in the
-# rows cross-check; npm's package is installed once under the cache
+# rows cross-check; npm's package is installed once under the cache, and
+# Debian's nodejs and npm where there is no node (Debian 12's node 18 runs
+# bson 7, whose package asks for node 20.19: npm only warns), with
+# ca-certificates for npm's registry
 jsbson() {
-	local dir=${BSON_OUT_CACHE:-/var/cache/bson_out}/npm-bson out
+	local dir=${BSON_OUT_CACHE:-/var/cache/bson_out}/npm-bson out pkgs=(ca-certificates)
 	log "js-bson: the fallback datetimes"
-	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-		echo "skip: js-bson: node or npm is not installed here"
+	command -v node >/dev/null || pkgs+=(nodejs)
+	command -v npm >/dev/null || pkgs+=(npm)
+	if ! install_debian_packages "${pkgs[@]}"; then
+		failed=$((failed + 1))
+		failures+=("js-bson: installing ${pkgs[*]}")
 		return
 	fi
 	if [ ! -d "$dir/node_modules/bson" ] &&
-		! npm install --silent --no-audit --no-fund --prefix "$dir" bson@7 >/dev/null 2>&1; then
-		echo "skip: js-bson: npm could not install bson"
+		! out=$(npm install --silent --no-audit --no-fund --prefix "$dir" bson@7 2>&1); then
+		printf '%s\n' "$out" | tail -10
+		failed=$((failed + 1))
+		failures+=("js-bson: npm install bson@7")
 		return
 	fi
 	out=$(PGOPTIONS='-c bson_out.unmappable_values=fallback' psql -AtX -d xcheck_rows -c \

@@ -44,6 +44,9 @@ typedef struct BsonChangeTable
 	int			nkeys;			/* documentKey's columns; 0: no replica
 								 * identity, so no documentKey */
 	int		   *keys;			/* their 0-based numbers, in the key's order */
+	bool		id_whole_row;	/* the key is every column (REPLICA IDENTITY
+								 * FULL without a primary key): equal rows
+								 * have one _id */
 	int			id_column;		/* a column named "_id", or -1: documents
 								 * that start with the key leave it out */
 	bool		old_row_whole;	/* REPLICA IDENTITY FULL: old rows are whole */

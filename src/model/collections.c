@@ -8,7 +8,10 @@
  * This is what the first copy of pg_bsonstream and pg_bsonexport --out-dir
  * ask, so that they select, name and write exactly what the output plugin
  * streams: the filters are table_patterns.c's, the names and the documents
- * table_model.h's.
+ * table_model.h's.  What no collection can hold is an error here, before
+ * anything is written: two tables that take one collection name
+ * (collection_rivals.h), equal rows of a table whose _id is the whole row
+ * (duplicate_ids.h).
  */
 #include "bson_compat.h"
 
@@ -33,6 +36,8 @@
 
 #include "citus_tables.h"
 #include "collection_metadata.h"
+#include "collection_rivals.h"
+#include "duplicate_ids.h"
 #include "table_model.h"
 #include "table_patterns.h"
 
@@ -44,6 +49,7 @@ typedef struct Source
 	Oid			table;			/* the collection's table */
 	char	   *coll;
 	char	   *name;			/* relid's qualified name, for the order */
+	int64		blocks;			/* its size once locked; -1: dropped */
 } Source;
 
 /* The patterns of an array of lists (NULL or empty: none) */
@@ -121,9 +127,12 @@ candidate_tables(int *n)
 	return oids;
 }
 
-/* The collection's metadata: its table's model, worked out in a scratch context */
+/*
+ * The collection's metadata, and whether its _id is the whole row: its
+ * table's model, worked out in a scratch context
+ */
 static char *
-metadata_of(Oid table, const char *coll)
+metadata_of(Oid table, const char *coll, bool *id_whole_row)
 {
 	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
 												  "bson_collections metadata",
@@ -135,6 +144,7 @@ metadata_of(Oid table, const char *coll)
 
 	bson_table_model_build(&model, rel, scratch);
 	text = bson_collection_metadata(rel, &model, coll);
+	*id_whole_row = model.id_whole_row;
 	/* the lock is kept until the transaction ends */
 	relation_close(rel, NoLock);
 	MemoryContextSwitchTo(old);
@@ -165,8 +175,8 @@ bson_collections(PG_FUNCTION_ARGS)
 	Source	   *sources;
 	int			nsources = 0;
 	ListCell   *lc;
-	Oid			metadata_table = InvalidOid;
-	char	   *metadata = NULL;
+	Snapshot	snapshot;
+	char	  **read_names;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize))
@@ -185,6 +195,7 @@ bson_collections(PG_FUNCTION_ARGS)
 
 	oids = candidate_tables(&ncandidates);
 	sources = palloc(sizeof(Source) * Max(ncandidates, 1));
+	read_names = palloc(sizeof(char *) * Max(ncandidates, 1));
 	for (int i = 0; i < ncandidates; i++)
 	{
 		Oid			relid = oids[i];
@@ -241,53 +252,83 @@ bson_collections(PG_FUNCTION_ARGS)
 					 errhint("Patterns are schema.table, * for any run of characters; a partition is selected by its root table's name unless partition_root is off.")));
 	}
 
+	/* two tables that take one collection name: in the tables as listed */
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	for (int i = 0; i < nsources; i++)
+		if (i == 0 || sources[i].table != sources[i - 1].table)
+			bson_check_collection_rivals(sources[i].table, include, exclude,
+										 include_schema, partition_root, snapshot);
+	UnregisterSnapshot(snapshot);
+
 	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	tupdesc = CreateTupleDescCopy(tupdesc);
 	store = tuplestore_begin_heap(true, false, work_mem);
 	MemoryContextSwitchTo(old);
 
-	for (int i = 0; i < nsources; i++)
+	/* one collection's sources at a time: they are together in the order */
+	for (int first = 0, end; first < nsources; first = end)
 	{
-		Source	   *s = &sources[i];
-		Datum		values[NCOLUMNS];
-		bool		nulls[NCOLUMNS] = {0};
-		Relation	rel;
+		Oid			table = sources[first].table;
+		char	   *metadata;
+		bool		id_whole_row;
+		int			nread = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		/*
-		 * Only tables the user may read are locked and listed: the others'
-		 * documents could not be read anyway, so they are an error here,
-		 * not a file that is missing later.
-		 */
-		if (pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for table %s", s->name),
-					 errdetail("Its rows belong to collection %s.", s->coll),
-					 errhint("Grant SELECT on it, or leave it out with exclude_tables.")));
-		/* the lock keeps the table as it is listed until the transaction ends */
-		rel = try_relation_open(s->relid, AccessShareLock);
-		if (rel == NULL)
-			continue;			/* dropped since it was listed */
-		if (s->table != metadata_table)
+		for (end = first; end < nsources && sources[end].table == table; end++)
 		{
-			metadata = metadata_of(s->table, s->coll);
-			metadata_table = s->table;
+			Source	   *s = &sources[end];
+			Relation	rel;
+
+			CHECK_FOR_INTERRUPTS();
+			/*
+			 * Only tables the user may read are locked and listed: the
+			 * others' documents could not be read anyway, so they are an
+			 * error here, not a file that is missing later.
+			 */
+			if (pg_class_aclcheck(s->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("permission denied for table %s", s->name),
+						 errdetail("Its rows belong to collection %s.", s->coll),
+						 errhint("Grant SELECT on it, or leave it out with exclude_tables.")));
+			/* the lock keeps the table as it is listed until the transaction ends */
+			rel = try_relation_open(s->relid, AccessShareLock);
+			s->blocks = -1;		/* dropped since it was listed */
+			if (rel == NULL)
+				continue;
+			s->blocks = (int64) RelationGetNumberOfBlocks(rel);
+			relation_close(rel, NoLock);
+			read_names[nread++] = s->name;
 		}
-		values[0] = CStringGetTextDatum(db);
-		values[1] = CStringGetTextDatum(s->coll);
-		values[2] = ObjectIdGetDatum(s->table);
-		values[3] = ObjectIdGetDatum(s->relid);
-		values[4] = Int64GetDatum((int64) RelationGetNumberOfBlocks(rel));
-		/* t.*, not t: a column named t would win over the row */
-		values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t.*, %s, %s) FROM ONLY %s t",
-												 quote_identifier(schema),
-												 omit_nulls ? "true" : "false",
-												 partition_root ? "true" : "false",
-												 s->name));
-		values[6] = CStringGetTextDatum(metadata);
-		relation_close(rel, NoLock);
-		tuplestore_putvalues(store, tupdesc, values, nulls);
+		if (nread == 0)
+			continue;
+		metadata = metadata_of(table, sources[first].coll, &id_whole_row);
+		/* the rows the exports read, as they read them (FROM ONLY each) */
+		if (id_whole_row)
+			bson_check_duplicate_ids(bson_table_name(table), quote_identifier(schema),
+									 read_names, nread, true, partition_root);
+
+		for (int i = first; i < end; i++)
+		{
+			Source	   *s = &sources[i];
+			Datum		values[NCOLUMNS];
+			bool		nulls[NCOLUMNS] = {0};
+
+			if (s->blocks < 0)
+				continue;
+			values[0] = CStringGetTextDatum(db);
+			values[1] = CStringGetTextDatum(s->coll);
+			values[2] = ObjectIdGetDatum(s->table);
+			values[3] = ObjectIdGetDatum(s->relid);
+			values[4] = Int64GetDatum(s->blocks);
+			/* t.*, not t: a column named t would win over the row */
+			values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t.*, %s, %s) FROM ONLY %s t",
+													 quote_identifier(schema),
+													 omit_nulls ? "true" : "false",
+													 partition_root ? "true" : "false",
+													 s->name));
+			values[6] = CStringGetTextDatum(metadata);
+			tuplestore_putvalues(store, tupdesc, values, nulls);
+		}
 	}
 
 	rsinfo->returnMode = SFRM_Materialize;

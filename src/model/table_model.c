@@ -164,6 +164,7 @@ find_key_columns(BsonChangeTable *t, Relation rel, MemoryContext mcxt)
 
 	t->nkeys = 0;
 	t->keys = NULL;
+	t->id_whole_row = false;
 	t->old_row_whole = identity == REPLICA_IDENTITY_FULL;
 	/* views, foreign tables and composite types have no identity */
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
@@ -203,6 +204,8 @@ find_key_columns(BsonChangeTable *t, Relation rel, MemoryContext mcxt)
 		for (int i = 0; i < desc->natts; i++)
 			if (!TupleDescAttr(desc, i)->attisdropped)
 				t->keys[t->nkeys++] = i;
+		/* a table without columns has no _id at all */
+		t->id_whole_row = t->nkeys > 0;
 	}
 }
 

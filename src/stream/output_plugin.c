@@ -214,9 +214,9 @@ report_oversized(BsonStreamTable *table, const BsonEventSplit *split,
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("change event of table %s is too large to split", table->name),
-				 /* the hint is the decoding context's: how to skip the transaction */
 				 errdetail("Its field \"%s\" alone makes a fragment of %zu bytes, over max-event-size (%zu bytes); events are split between their top-level fields only, as MongoDB splits them.  With unmappable-values set to fallback, such a fragment is written whole, over the limit.",
-						   field, split->oversized_size, limit)));
+						   field, split->oversized_size, limit),
+				 errhint("Leave the table out of the stream (exclude-tables), or set a larger max-event-size.")));
 	if (table->warned_oversized)
 		return;
 	table->warned_oversized = true;
@@ -509,8 +509,9 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 }
 
 /*
- * What an error while decoding a change says besides its own message: the
- * table, the transaction and where its commit ends, and how to skip it.
+ * What an error while decoding a change says besides its own message, in
+ * its context: the table, the transaction and where its commit ends, and
+ * how to skip it.
  * Without that, a change that cannot be written stops the slot for good and
  * the user has to find the LSN to advance to with pg_waldump: the commit's
  * end, since advancing to its start (or to the change's LSN, which the
@@ -556,12 +557,15 @@ decode_error_callback(void *arg)
 				   args->txn->xid, end_lsn);
 	/*
 	 * A context callback runs for warnings too (their code is of class 01);
-	 * only an error of the change's own deserves the way past it.
+	 * only an error of the change's own deserves the way past it.  It is a
+	 * line of the context, not the hint: the error's own hint (set
+	 * unmappable-values to fallback, ...) is the better way, and a context
+	 * callback that set one would replace it.
 	 */
 	if (MyReplicationSlot != NULL && !error_is_transient(geterrcode()))
-		errhint("To skip the transaction, losing all of its changes and those of any earlier transaction not yet confirmed by the consumer, run: SELECT pg_replication_slot_advance(%s, '%s');",
-				quote_literal_cstr(NameStr(MyReplicationSlot->data.name)),
-				end_lsn);
+		errcontext("to skip the transaction, losing all of its changes and those of any earlier transaction not yet confirmed by the consumer, run: SELECT pg_replication_slot_advance(%s, '%s');",
+				   quote_literal_cstr(NameStr(MyReplicationSlot->data.name)),
+				   end_lsn);
 }
 
 static void

@@ -33,6 +33,7 @@
 #include "catalog/partition.h"
 
 #include "citus_tables.h"
+#include "collection_rivals.h"
 #include "table_model.h"
 
 static MemoryContext tables_cxt = NULL;
@@ -183,6 +184,20 @@ logs_root_key(Relation rel, const BsonChangeTable *model, const int *column_map)
 	return logged;
 }
 
+/*
+ * A table whose _id is the whole row may hold equal rows, which the events
+ * cannot tell apart: the exports refuse such rows (duplicate_ids.h), but the
+ * stream sees one change at a time, so it warns once per table and session.
+ */
+static void
+warn_whole_row(const char *name)
+{
+	ereport(WARNING,
+			(errmsg("equal rows of table %s become one document", name),
+			 errdetail("Its _id is the whole row (REPLICA IDENTITY FULL without a primary key): equal rows have one _id, so a consumer holds one document for all of them, and the update or delete of one of them changes or deletes that document."),
+			 errhint("Give the table a primary key, or set REPLICA IDENTITY USING INDEX on a unique index.")));
+}
+
 static void
 build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			const char *db)
@@ -252,6 +267,10 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 		Relation	model = rel;
 		bool		id_left_out;
 
+		/* as the catalogs were at the change: a table dropped since is no rival */
+		if (unseen == NULL)
+			bson_check_collection_rivals(table, opts->include_tables, opts->exclude_tables,
+										 opts->include_schema, opts->partition_root, NULL);
 		bson_change_table_ns(t, db, unseen == NULL ?
 							 bson_collection_name(table, opts->include_schema) :
 							 bson_collection_name_in(get_namespace_name(get_rel_namespace(relid)),
@@ -298,6 +317,11 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			entry->warned_id_column = true;
 			bson_warn_id_column_left_out(table == relid ? entry->name :
 										 bson_table_name(table));
+		}
+		if (t->id_whole_row && !entry->warned_whole_row)
+		{
+			entry->warned_whole_row = true;
+			warn_whole_row(table == relid ? entry->name : bson_table_name(table));
 		}
 	}
 }

@@ -22,6 +22,7 @@ typedef struct BsonStreamTable
 	bool		selected;		/* by the table filters */
 	bool		warned_no_identity; /* warnings are given once per session */
 	bool		warned_id_column;
+	bool		warned_whole_row;	/* its _id is the whole row */
 	bool		has_composites; /* its mapping reads named row types */
 	Oid			root;			/* a partition streamed as its root table, or
 								 * a Citus shard: the table whose collection

@@ -55,6 +55,9 @@ elif [ $rc -ne 0 ]; then
 	exit 1
 fi
 rm -f "$citus_log"
+# iproute2: ss, with which the clusters and the stream check find free ports
+install_debian_packages iproute2 ||
+	{ echo "FAIL installing iproute2 (ss)"; echo "citus: 0 passed, 1 failed"; exit 1; }
 [ -f "$("$PG_BINDIR/pg_config" --sharedir)/extension/bson_out.control" ] ||
 	{ echo "bson_out is not installed (make && make install)"; echo "citus: 0 passed, 1 failed"; exit 1; }
 

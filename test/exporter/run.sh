@@ -29,9 +29,10 @@
 # unless --enable-row-security); a FIFO, a character device, /dev/null and a
 # socket as -o; a temporary file of another user's live process kept;
 # a --split rename failing midway (LD_PRELOAD shim fail_rename.c); TCP
-# keepalives (a silent fake server; needs ss); a full disk; progress on a
-# terminal; constant memory; no parallel plan in table mode; the top-level
-# make where libpq's headers are missing (the extension alone, a message).
+# keepalives (a silent fake server, the timer seen with ss); a full disk;
+# progress on a terminal; constant memory; no parallel plan in table mode;
+# the top-level make where libpq's headers are missing (the extension alone,
+# a message).
 #
 # The last line is "exporter: N passed, M failed"; exit status 0 only when
 # nothing failed.  About a minute.
@@ -40,7 +41,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 source scripts/lib.sh
 
-install_packages libpq-dev libbson-dev pkg-config time || exit 1
+# iproute2: ss, which shows the keepalive timer
+install_packages libpq-dev libbson-dev pkg-config time iproute2 || exit 1
 
 WORK=$(mktemp -d /tmp/exporter_test.XXXXXX)
 T_START=$(date +%s)
@@ -1232,7 +1234,7 @@ while True:
 	kill $FAKE
 	wait $FAKE 2>/dev/null
 else
-	echo "skip TCP keepalives (no ss)"
+	fail "TCP keepalives: no ss here (iproute2)"
 fi
 
 # a full disk: a 1 MB tmpfs (root only; skipped, and said so, elsewhere)

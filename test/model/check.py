@@ -37,6 +37,15 @@ select/...     table selections (one comma-separated list, repeated options,
                in the plugin's events, the first copy, pg_bsonexport
                --out-dir and bson_collections, and the "selects no table"
                warning from both programs and the function.
+rivals/...     two tables that take one collection name (public."a.b" and
+               a.b): pg_bsonexport --out-dir, pg_bsonstream's first copy and
+               its stream exit 1 with the server's error naming both and
+               --include-schema, which then gives two collections;
+               pg_bsonexport --table of one of them is fine.
+equal rows/... REPLICA IDENTITY FULL without a key and equal rows:
+               pg_bsonexport --table and --out-dir and the first copy exit 1
+               naming the table, how many rows and one _id (--no-id exports
+               them); the stream warns once; distinct rows are exported.
 replay/...     a consumer with the MongoDB Kafka sink's rules (insert/replace:
                ReplaceOne upsert on documentKey; update: $set updatedFields,
                $unset removedFields, upsert; delete: DeleteOne) replays the
@@ -1095,6 +1104,140 @@ def select_test():
     drop_slot(db, "sel")
 
 
+# ------------------------------------------------------------------ what no collection holds
+
+CHECKS_DB = "xchecks"
+RIVALS = 'tables a.b and public."a.b" both take collection "a.b"'
+EQUAL_ROWS = "table public.rf has equal rows, which would be documents with the same _id"
+EQUAL_ROWS_WARNING = "equal rows of table public.rf become one document"
+
+
+def dir_docs(path):
+    """{coll: number of documents} of a dump directory's database directory."""
+    return {c: len(d) for c, d in read_dir(path)[0].items()}
+
+
+def refused(name, rc, err, message, detail=""):
+    """A program that must exit 1 with the server's message, and no other error."""
+    check(rc == 1 and message in err and len(re.findall(r"^pg_bsonexport: error:|^pg_bsonstream: error:", err, re.M)) == 1,
+          "%s: exit 1, \"%s\"%s" % (name, message, detail), "exit %s\n%s" % (rc, err.strip()))
+
+
+def rivals_test():
+    """Two tables that take one collection name: public."a.b" and a.b."""
+    db = CHECKS_DB
+    w = os.path.join(WORK, "rivals")
+    os.makedirs(w)
+    script(db, ['CREATE TABLE "a.b" (id int PRIMARY KEY, v text)',
+                "CREATE SCHEMA a",
+                "CREATE TABLE a.b (id int PRIMARY KEY, v text, code text UNIQUE)",
+                """INSERT INTO "a.b" VALUES (1, 'public')""",
+                "INSERT INTO a.b VALUES (1, 'a', 'c1')"])
+    both = ["--include-tables", r"public.a\.b,a.b"]
+    rc, err = export_dir(db, os.path.join(w, "export"), *both)
+    refused("rivals/pg_bsonexport --out-dir", rc, err, RIVALS,
+            ", the way out in the hint, nothing written")
+    check("--include-schema" in err and not glob.glob(os.path.join(w, "export", "*", "*.bson")),
+          "rivals/pg_bsonexport --out-dir: the hint names --include-schema; no .bson file written", err)
+    rc, err = first_copy(db, "rivals_copy", os.path.join(w, "copy"), *both)
+    drop_slot(db, "rivals_copy")
+    refused("rivals/pg_bsonstream --initial-copy", rc, err, RIVALS)
+    # the way out: the schema in every name; or a single table, which nothing can collide with
+    rc, err = export_dir(db, os.path.join(w, "schema"), "--include-schema", *both)
+    got = dir_docs(os.path.join(w, "schema", db)) if rc == 0 else {}
+    check(rc == 0 and got == {"a.b": 1, "public.a.b": 1},
+          "rivals/pg_bsonexport --out-dir --include-schema: collections a.b and public.a.b, one document each",
+          "exit %s, %s\n%s" % (rc, got, err.strip()))
+    rc, err = first_copy(db, "rivals_schema", os.path.join(w, "copy_schema"), "--include-schema", *both)
+    drop_slot(db, "rivals_schema")
+    got = dir_docs(os.path.join(w, "copy_schema", "initial", db)) if rc == 0 else {}
+    check(rc == 0 and got == {"a.b": 1, "public.a.b": 1},
+          "rivals/pg_bsonstream --initial-copy --include-schema: collections a.b and public.a.b",
+          "exit %s, %s\n%s" % (rc, got, err.strip()))
+    out = os.path.join(w, "table.bson")
+    rc, err = export_table(db, '"a.b"', out)
+    check(rc == 0 and len(read_bson(out)) == 1, "rivals/pg_bsonexport --table '\"a.b\"': one table, exit 0",
+          "exit %s\n%s" % (rc, err.strip()))
+    # the change stream: the plugin's error at the first change, through the program
+    sql(db, "SELECT pg_create_logical_replication_slot('rivals', 'bson_out')")
+    sql(db, "UPDATE a.b SET v = 'a2'")
+    rc, err = run([STREAM, "-d", db, "--slot", "rivals", "-o", os.path.join(w, "stream"),
+                   "--endpos", current_lsn(db), "--segment-time", "0.5"] + both)
+    refused("rivals/pg_bsonstream streaming", rc, err, RIVALS)
+    check(re.search(r"\nhint: Name the collections with their schemas.*\ncontext: decoding a change of table \S+ in "
+                    r"transaction \d+, whose commit ends at (\S+)\nto skip the transaction, .* run: SELECT "
+                    r"pg_replication_slot_advance\('rivals', '\1'\);", err),
+          "rivals/pg_bsonstream streaming: the error's own hint, then the context with the command that skips "
+          "the transaction", err.strip())
+    rc, err = run([STREAM, "-d", db, "--slot", "rivals", "-o", os.path.join(w, "stream_schema"),
+                   "--endpos", current_lsn(db), "--segment-time", "0.5", "--include-schema"] + both)
+    colls = [e.coll for e in segment_events(os.path.join(w, "stream_schema"))] if rc == 0 else []
+    check(rc == 0 and colls == ["a.b"], "rivals/pg_bsonstream --include-schema streams the change to a.b",
+          "exit %s, %s\n%s" % (rc, colls, err.strip()))
+    drop_slot(db, "rivals")
+    script(db, ['DROP TABLE "a.b", a.b', "DROP SCHEMA a"])
+
+
+def equal_rows_test():
+    """REPLICA IDENTITY FULL without a key: equal rows refused by every export."""
+    db = CHECKS_DB
+    w = os.path.join(WORK, "equal")
+    os.makedirs(w)
+    script(db, ["CREATE TABLE rf (a int, b text)",
+                "ALTER TABLE rf REPLICA IDENTITY FULL",
+                "INSERT INTO rf VALUES (3, 'dup'), (3, 'dup'), (4, 'one')",
+                "CREATE TABLE keyed (id int PRIMARY KEY, v text)",
+                "INSERT INTO keyed VALUES (1, 'x'), (2, 'x')"])
+    sel = ["--include-tables", "public.rf, public.keyed"]
+    rc, err = export_table(db, "rf", os.path.join(w, "rf.bson"))
+    refused("equal rows/pg_bsonexport --table", rc, err, EQUAL_ROWS)
+    check('1 row repeats the _id of another, for example {"a": 3, "b": "dup"}' in err,
+          "equal rows/pg_bsonexport --table: how many rows, and one _id", err)
+    rc, err = export_dir(db, os.path.join(w, "export"), *sel)
+    refused("equal rows/pg_bsonexport --out-dir", rc, err, EQUAL_ROWS)
+    rc, err = first_copy(db, "equal_copy", os.path.join(w, "copy"), *sel)
+    drop_slot(db, "equal_copy")
+    refused("equal rows/pg_bsonstream --initial-copy", rc, err, EQUAL_ROWS)
+    # documents without _id can be equal
+    rc, err = run([EXPORT, "-d", db, "--table", "rf", "--no-id", "-o", os.path.join(w, "noid.bson"), "-q"])
+    check(rc == 0 and len(read_bson(os.path.join(w, "noid.bson"))) == 3,
+          "equal rows/pg_bsonexport --table --no-id: 3 documents without _id", "exit %s\n%s" % (rc, err))
+    # the stream warns, once per table and session
+    sql(db, "SELECT pg_create_logical_replication_slot('equal', 'bson_out')")
+    script(db, ["INSERT INTO rf VALUES (6, 'six'), (6, 'six')", "UPDATE rf SET b = 'seven' WHERE a = 4",
+                "UPDATE keyed SET v = 'y'"])
+    rc, err = run([STREAM, "-d", db, "--slot", "equal", "-o", os.path.join(w, "stream"),
+                   "--endpos", current_lsn(db), "--segment-time", "0.5"] + sel)
+    n = len(segment_events(os.path.join(w, "stream"))) if rc == 0 else 0
+    check(rc == 0 and err.count(EQUAL_ROWS_WARNING) == 1 and "keyed" not in err and n == 6,
+          "equal rows/pg_bsonstream streaming: 6 events, one warning \"%s\", none for a keyed table"
+          % EQUAL_ROWS_WARNING, "exit %s, %d events\n%s" % (rc, n, err.strip()))
+    drop_slot(db, "equal")
+    # distinct rows: every export writes them
+    sql(db, "DELETE FROM rf WHERE ctid NOT IN (SELECT min(ctid) FROM rf GROUP BY a, b)")
+    rc_t, err_t = export_table(db, "rf", os.path.join(w, "rf_distinct.bson"))
+    rc_e, err_e = export_dir(db, os.path.join(w, "export_distinct"), *sel)
+    rc_c, err_c = first_copy(db, "equal_distinct", os.path.join(w, "copy_distinct"), *sel)
+    drop_slot(db, "equal_distinct")
+    want = len(sql(db, "SELECT * FROM rf"))
+    got = (len(read_bson(os.path.join(w, "rf_distinct.bson"))) if rc_t == 0 else None,
+           dir_docs(os.path.join(w, "export_distinct", db)).get("rf") if rc_e == 0 else None,
+           dir_docs(os.path.join(w, "copy_distinct", "initial", db)).get("rf") if rc_c == 0 else None)
+    check(got == (want, want, want),
+          "equal rows: distinct rows are exported by --table, --out-dir and --initial-copy (%d documents)" % want,
+          "documents %s\n%s\n%s\n%s" % (got, err_t, err_e, err_c))
+    script(db, ["DROP TABLE rf, keyed"])
+
+
+def checks_test():
+    create_db(CHECKS_DB)
+    for test in (rivals_test, equal_rows_test):
+        try:
+            test()
+        except Exception:               # noqa: BLE001
+            fail("%s: unexpected error" % test.__name__, traceback.format_exc())
+
+
 # ------------------------------------------------------------------ consumer replay
 
 REPLAY_DB = "xreplay"
@@ -1424,7 +1567,7 @@ def main():
     except Exception:                   # noqa: BLE001
         ready = fail("setup: the database and the extension", traceback.format_exc())
     if ready:
-        for test in (keys_test, select_test, replay_test):
+        for test in (keys_test, select_test, checks_test, replay_test):
             try:
                 test()
             except Exception:           # noqa: BLE001

@@ -15,7 +15,10 @@
 # have, and the change events' documentKey and ns name them as the copy does; table selections (one list, repeated options,
 # wildcards, exclusions, a pattern selecting nothing) give the same
 # collections in the events, the first copy, the export and
-# bson_collections; the .metadata.json files; and a consumer replaying the
+# bson_collections; the .metadata.json files; two tables that take one
+# collection name and equal rows of a table whose _id is the whole row,
+# refused by the exports and the stream (warned of, for equal rows); and a
+# consumer replaying the
 # events with the MongoDB Kafka sink's rules onto an export (or the first
 # copy) taken under a concurrent workload ends with the tables.
 #

@@ -107,7 +107,7 @@ WHERE octet_length(data) = 21;
 
 -- with unmappable-values error, a field too large for any fragment stops
 -- decoding; the error's context names the table, the transaction and its
--- commit's end, and the hint skips it (what varies masked)
+-- commit's end and how to skip it (what varies masked)
 DO $$
 DECLARE
 	msg text;
@@ -125,8 +125,10 @@ EXCEPTION WHEN program_limit_exceeded THEN
 	RAISE EXCEPTION USING ERRCODE = 'program_limit_exceeded', MESSAGE = msg,
 		DETAIL = detail || E'\ndecoding context: ' ||
 			regexp_replace(regexp_replace(split_part(context, E'\n', 1),
-				'[0-9A-F]+/[0-9A-F]+', '<commit end lsn>'), 'transaction [0-9]+', 'transaction <xid>'),
-		HINT = regexp_replace(hint, '[0-9A-F]+/[0-9A-F]+', '<commit end lsn>');
+				'[0-9A-F]+/[0-9A-F]+', '<commit end lsn>'), 'transaction [0-9]+', 'transaction <xid>') ||
+			E'\nskip context: ' ||
+			regexp_replace(split_part(context, E'\n', 2), '[0-9A-F]+/[0-9A-F]+', '<commit end lsn>'),
+		HINT = hint;
 END $$;
 
 -- events are held to max-event-size alone: bson_out.max_document_size,

@@ -5,8 +5,9 @@
 -- 0001-01-01T00:00:00.000Z = -62135596800000 ms) and a numeric with no exact
 -- decimal128 the string of its digits, with a warning once per table and
 -- column; with error, decoding stops at the change with an error that names
--- the table, the column, the transaction and the end of its commit, and a
--- hint that skips that transaction.  What differs from run to run (commit
+-- the table, the column, the transaction and the end of its commit, its own
+-- hint (set unmappable-values to fallback, ...) kept, and a line of its
+-- context that skips that transaction.  What differs from run to run (commit
 -- LSNs, times, transaction ids) is checked, then shown as a placeholder.
 -- The cluster runs with wal_level = logical and bson_out in
 -- output_plugin_libraries (scripts/test.sh).
@@ -42,8 +43,10 @@ $$;
 -- The error that stops decoding, raised again with what varies masked.
 -- The transaction id must be xid, and the commit's end must lie after
 -- before (an LSN taken inside the transaction) and not after after (one
--- taken once it committed).  The end LSN is kept in the sequence hinted_lsn
--- (sequences ignore rollbacks) for the test to run the hint's command.  The
+-- taken once it committed); the context's second line, the command that
+-- skips the transaction, must name that LSN.  The end LSN is kept in the
+-- sequence hinted_lsn (sequences ignore rollbacks) for the test to run that
+-- command.  The
 -- error is raised again, not returned: a decoding function that fails in a
 -- subtransaction keeps its slot until an error reaches the top level
 -- (PostgreSQL's rule).
@@ -57,6 +60,7 @@ DECLARE
 	detail text;
 	hint text;
 	context text;
+	skip text;
 	end_lsn text;
 BEGIN
 	PERFORM * FROM pg_logical_slot_peek_binary_changes(slot, NULL, NULL, VARIADIC options);
@@ -64,6 +68,7 @@ EXCEPTION WHEN OTHERS THEN
 	GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
 		detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT,
 		context = PG_EXCEPTION_CONTEXT;
+	skip := split_part(context, E'\n', 2);
 	context := split_part(context, E'\n', 1);
 	end_lsn := substring(context FROM 'whose commit ends at ([0-9A-F]+/[0-9A-F]+)$');
 	PERFORM setval('hinted_lsn', (end_lsn::pg_lsn - '0/0')::bigint);
@@ -71,9 +76,10 @@ EXCEPTION WHEN OTHERS THEN
 		DETAIL = detail || E'\ndecoding context: ' ||
 			replace(replace(context, 'transaction ' || xid || ',', 'transaction <xid>,'),
 					end_lsn, '<commit end lsn>') ||
+			E'\nskip context: ' || replace(skip, end_lsn, '<commit end lsn>') ||
 			E'\ncommit end within the transaction''s commit: ' ||
 			(end_lsn::pg_lsn > before AND end_lsn::pg_lsn <= after),
-		HINT = replace(hint, end_lsn, '<commit end lsn>');
+		HINT = hint;
 END $$;
 
 CREATE TYPE span AS (valid_from date, valid_to timestamptz, amount numeric);
@@ -125,8 +131,8 @@ SELECT * FROM peek('vals');
 SELECT decode_error('vals', :'poison_xid', :'before', :'after', 'unmappable-values', 'error');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT decode_error('vals', :'poison_xid', :'before', :'after', 'unmappable-values', 'error');
--- as the hint says: first receive what came before (one transaction here),
--- then skip the poison one with the hint's command, at the LSN it names;
+-- as the context says: first receive what came before (one transaction here),
+-- then skip the poison one with the context's command, at the LSN it names;
 -- the next transaction follows
 SELECT show(data) FROM pg_logical_slot_get_binary_changes('vals', NULL, 1, 'unmappable-values', 'error');
 SELECT slot_name FROM pg_replication_slot_advance('vals',

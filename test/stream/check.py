@@ -329,7 +329,36 @@ def read_back(name, out):
             bad.append("%s: %s .. %s" % (path, tokens[:1], tokens[-1:]))
     check(segments and not bad, "%s: %d segments named by their first and last resume tokens, in order"
           % (name, len(segments)), "\n".join(bad[:10]))
+    check_whole_transactions(name, segments)
     check(not temp_files(out), "%s: no temporary file left" % name, "\n".join(temp_files(out)))
+
+
+def segment_transactions(path):
+    """{commit LSN: [positions]} of a segment's events, from their resume tokens."""
+    txns = {}
+    with open(path, "rb") as f:
+        for e in bson.decode_file_iter(f, codec_options=RAW):
+            token = e["_id"]["_data"]
+            txns.setdefault(token[:16], []).append(int(token[16:], 16))
+    return txns
+
+
+def check_whole_transactions(name, segments):
+    """A segment holds whole transactions: each of its transactions' events
+    from the first (position 1) on, none missing, and a transaction in two
+    segments (sent again after a restart) the same in both."""
+    bad = []
+    seen = {}
+    for path in segments:
+        for lsn, positions in segment_transactions(path).items():
+            if positions != list(range(1, len(positions) + 1)):
+                bad.append("%s: transaction %s, positions %s..%s (%d)" % (os.path.basename(path), lsn,
+                                                                      positions[:3], positions[-1:], len(positions)))
+            elif seen.setdefault(lsn, len(positions)) != len(positions):
+                bad.append("%s: transaction %s with %d events, %d in another segment"
+                           % (os.path.basename(path), lsn, len(positions), seen[lsn]))
+    check(segments and not bad, "%s: every segment holds whole transactions, none spread over two"
+          % name, "\n".join(bad[:10]))
 
 
 def stop(proc, name, sig=signal.SIGINT):
@@ -358,7 +387,7 @@ def walsender_pid(slot):
 
 def restart_server(wal_level="logical"):
     opts = ("-c listen_addresses='' -c unix_socket_directories='%s' -p %s -c wal_level=%s "
-            "-c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off"
+            "-c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off -c max_prepared_transactions=5"
             % (os.environ["PGHOST"], os.environ["PGPORT"], wal_level))
     subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D", os.path.join(CLUSTER_DIR, "data"),
                             "-l", os.path.join(CLUSTER_DIR, "server.log"), "-m", "fast", "-w",
@@ -374,7 +403,7 @@ def plain_run():
     time.sleep(0.5)
     proc = start_client("plain", out, create=True)
     time.sleep(2)
-    # a multi-row insert: its rows share one LSN, and span several segments
+    # a multi-row insert: its rows share one LSN, in one segment larger than --segment-size
     conn = connect()
     conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
         "".join("%d\tcopy %d\t%d\t{}\n" % (k, k, k) for k in range(400000, 402000))))
@@ -598,7 +627,11 @@ def endpos_run():
     """--endpos: every change before it written, the last segment confirmed, exit 0."""
     sql("SELECT pg_create_logical_replication_slot('upto', 'bson_out')")
     start = sql("SELECT pg_current_wal_lsn()::text")[0][0]
-    sql("INSERT INTO t1 SELECT g, 'upto', g, '{}' FROM generate_series(200001, 200100) g")
+    # a transaction each: a segment is closed between transactions only
+    conn = connect()
+    for g in range(200001, 200101):
+        conn.cursor().execute("INSERT INTO t1 VALUES (%s, 'upto', %s, '{}')", (g, g))
+    conn.close()
     endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
     # a record at endpos itself is still streamed (as by pg_recvlogical):
     # a change of a table not selected takes that place
@@ -721,6 +754,8 @@ def errors():
     r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
     check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.2.0\n", "--version: pg_bsonstream 1.2.0",
           r.stdout + r.stderr)
+    usage_errors(base)
+    no_dirs_left()
 
     has_setting = True
     try:
@@ -755,6 +790,66 @@ def errors():
     full_disk()
     closer_fails()
     check(not temp_files(out), "errors: no temporary file left")
+
+
+def usage_errors(base):
+    """Durations, the slot's name and LSNs: anything but a valid value is a usage error, exit 2."""
+    for opt in ("--segment-time", "--status-interval"):
+        for value in ("nan", "inf", "1e300", "-1", "0", "1e-400", "10x", "0x10", " 5", ""):
+            run_error("%s %r" % (opt, value), base + ["--slot", "x", opt, value],
+                      r'error: invalid %s "%s": give a number of seconds greater than 0 and at most '
+                      r"2147483647, such as 10, 0\.5 or 10s\nTry \"pg_bsonstream --help\"" % (opt, re.escape(value)),
+                      status=2)
+    run_error("--slot= (empty)", base + ["--slot="],
+              r"error: give the replication slot with --slot NAME\nTry", status=2)
+    for value in ("0/1x", "1/2/3", "-1/0", "0/", "123456789/0"):
+        run_error("--endpos %r" % value, base + ["--slot", "x", "--endpos", value],
+                  r'error: invalid --endpos "%s" \(an LSN such as 0/16B3748\)' % re.escape(value), status=2)
+
+
+def no_dirs_left():
+    """A run that fails before its stream starts (no such database, no such
+    slot, a failing --create-slot) leaves no directory it made."""
+    fresh = os.path.join(WORK, "never")
+    existing = os.path.join(WORK, "existing")
+    os.makedirs(existing, exist_ok=True)
+    tries = [
+        ("no such database", ["-d", "nosuchdb", "--slot", "x", "-o", fresh],
+         r'database "nosuchdb" does not exist'),
+        ("no such slot", ["-d", DB, "--slot", "nosuch", "-o", fresh], r'replication slot "nosuch" does not exist'),
+        ("no such slot, an existing DIR", ["-d", DB, "--slot", "nosuch", "-o", existing],
+         r'replication slot "nosuch" does not exist'),
+        ("--create-slot --initial-copy, wal_level or name refused", ["-d", DB, "--slot", "bad name!",
+                                                                     "--create-slot", "--initial-copy", "-o", fresh],
+         r'could not create replication slot "bad name!"'),
+    ]
+    for name, args, pattern in tries:
+        r = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=60)
+        left = sorted(os.listdir(existing)) if os.path.exists(existing) else None
+        check(r.returncode == 1 and re.search(pattern, r.stderr) and not os.path.exists(fresh) and left == [],
+              "a failed start (%s): exit 1, no directory left behind" % name,
+              "exit %s, %s exists %s, left in %s: %s\n%s" % (r.returncode, fresh, os.path.exists(fresh),
+                                                         existing, left, r.stderr))
+
+
+def endpos_zero():
+    """--endpos 0/0 is no end, as pg_recvlogical reads it: the run streams until stopped."""
+    sql("SELECT pg_create_logical_replication_slot('zero', 'bson_out')")
+    out = os.path.join(WORK, "zero")
+    proc = start_client("zero", out, "--endpos", "0/0")
+    sql("INSERT INTO t1 VALUES (700501, 'zero', 1, '{}')")
+    caught = wait_caught_up("zero", 20)
+    alive = proc.poll() is None
+    stop(proc, "--endpos 0/0")
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(caught and alive and ids == [700501], "--endpos 0/0: no end, the stream runs until stopped",
+          "caught up %s, running %s, ids %s\n%s" % (caught, alive, ids,
+                                                   open(os.path.join(WORK, "zero.stderr")).read()[-1500:]))
+    sql("SELECT pg_drop_replication_slot('zero')")
+    sql("DELETE FROM t1 WHERE id = 700501")
 
 
 def closer_fails():
@@ -839,16 +934,16 @@ def poison_run():
     sql("CREATE TABLE poison (id int PRIMARY KEY, b boom)")
     sql("SELECT pg_create_logical_replication_slot('poison', 'bson_out')")
     sql("INSERT INTO t1 VALUES (700001, 'before the poison', 1, '{}')")
-    # the poison transaction's first change is fine: it must not be written
-    # without the rest of its transaction
-    sql("BEGIN; INSERT INTO t1 VALUES (700002, 'with the poison', 1, '{}'); "
+    # the poison transaction's first 2,000 changes are fine, over 20kB: none
+    # may be written without the rest of its transaction
+    sql("BEGIN; INSERT INTO t1 SELECT g, 'with the poison', 1, '{}' FROM generate_series(700002, 702001) g; "
         "INSERT INTO poison VALUES (1, '7'); COMMIT")
     out = os.path.join(WORK, "poison")
+    args = [BIN, "-d", DB, "--slot", "poison", "-o", out, "--segment-time", "60", "--segment-size", "20kB",
+            "--status-interval", "1", "--include-tables", "public.t1, public.poison"]
     t0 = time.time()
     try:
-        r = subprocess.run([BIN, "-d", DB, "--slot", "poison", "-o", out, "--segment-time", "60",
-                            "--status-interval", "1", "--include-tables", "public.t1, public.poison"],
-                           capture_output=True, text=True, timeout=30)
+        r = subprocess.run(args, capture_output=True, text=True, timeout=30)
         rc, err = r.returncode, r.stderr
     except subprocess.TimeoutExpired as e:
         rc, err = "hung (still reconnecting after 30 s)", (e.stderr or b"").decode(errors="replace")
@@ -865,12 +960,30 @@ def poison_run():
           "no reconnection" % took, "exit %s\n%s" % (rc, err[-3000:]))
     check(ids == [700001] and re.search(r": 1 events, .*, 0 reconnections", err) and not temp_files(out),
           "server ERROR in the stream: the transaction before it written, durable, counted once; "
-          "not the first change of the transaction it cut short",
-          "ids %s\n%s" % (ids, err[-1500:]))
+          "nothing of the transaction it cut short (2,000 changes, over --segment-size)",
+          "ids %s..%s (%d)\n%s" % (ids[:3], ids[-1:], len(ids), err[-1500:]))
+
+    # the skip the error's hint gives, as a user follows it: the next run
+    # goes on with the next transaction, and no segment holds any of the skipped one
+    advance = re.search(r"pg_replication_slot_advance\('poison', '([0-9A-F]+/[0-9A-F]+)'\)", err)
+    if advance:
+        sql("SELECT pg_replication_slot_advance('poison', %s)", (advance.group(1),))
+    sql("INSERT INTO t1 VALUES (702002, 'after the skip', 1, '{}')")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r = subprocess.run(args + ["--endpos", endpos], capture_output=True, text=True, timeout=30)
+    ids = []
+    for path in sorted(glob.glob(os.path.join(out, "changes", "*.bson"))):
+        with open(path, "rb") as f:
+            ids += [e["documentKey"]["_id"] for e in bson.decode_file_iter(f)]
+    check(advance and r.returncode == 0 and ids == [700001, 702002],
+          "server ERROR, then the hint's pg_replication_slot_advance: the next run streams the next "
+          "transaction, and no segment holds an event of the skipped one",
+          "advance %s, exit %s, ids %s..%s (%d)\n%s" % (advance and advance.group(1), r.returncode, ids[:3],
+                                                       ids[-1:], len(ids), r.stderr[-1500:]))
     sql("SELECT pg_drop_replication_slot('poison')")
     sql("DROP TABLE poison")
     sql("DROP TYPE boom CASCADE")
-    sql("DELETE FROM t1 WHERE id IN (700001, 700002)")
+    sql("DELETE FROM t1 WHERE id BETWEEN 700001 AND 702002")
 
 
 def reconnect_delays(text):
@@ -934,6 +1047,104 @@ def backoff_count_run():
     sql("SELECT pg_reload_conf()")
     sql("SELECT pg_drop_replication_slot('count')")
     sql("DELETE FROM t1 WHERE id > 700100 AND id < 700200")
+
+
+def backoff_stop_run():
+    """SIGTERM during the reconnection backoff, with a segment made durable
+    just as the connection was lost (its rename held at a gate until the
+    walsender is gone, so that its end is not confirmed on that connection):
+    exit 0 with that segment confirmed, and the next run sends none of its
+    events again."""
+    sql("SELECT pg_create_logical_replication_slot('bstop', 'bson_out')")
+    out = os.path.join(WORK, "bstop")
+    gate = os.path.join(WORK, "bstop.gate")
+    os.makedirs(gate, exist_ok=True)
+    err_path = os.path.join(WORK, "bstop.stderr")
+    env = dict(os.environ, LD_PRELOAD=os.path.join(WORK, "gate_rename.so"), GATE_DIR=gate)
+    args = [BIN, "-d", DB, "--slot", "bstop", "-o", out, "--segment-size", "1kB", "--segment-time", "100",
+            "--status-interval", "100", "--include-tables", "public.t1"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"), env=env)
+    pid = wait_new_walsender("bstop", None)
+    sql("INSERT INTO t1 SELECT g, 'bstop', g, '{}' FROM generate_series(700301, 700350) g")
+    deadline = time.time() + 20
+    while time.time() < deadline and not os.path.exists(os.path.join(gate, "waiting")):
+        time.sleep(0.02)
+    at_gate = os.path.exists(os.path.join(gate, "waiting"))
+    # the connection lost while the segment is closing, and no new one for now
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS false" % DB, db="postgres")
+    if pid:
+        sql("SELECT pg_terminate_backend(%s)", (pid,), db="postgres")
+    open(os.path.join(gate, "go"), "w").close()
+    # a failed attempt, then the 1 s wait before the next: the signal comes in it
+    deadline = time.time() + 20
+    while time.time() < deadline and len(reconnect_delays(open(err_path).read())) < 2:
+        time.sleep(0.02)
+    sql("ALTER DATABASE %s ALLOW_CONNECTIONS true" % DB, db="postgres")
+    stop(proc, "SIGTERM during the reconnection backoff", signal.SIGTERM)
+    err = open(err_path).read()
+    segs = sorted(glob.glob(os.path.join(out, "changes", "*.bson")))
+    mtimes = [os.stat(p).st_mtime_ns for p in segs]
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+    r = subprocess.run(args + ["--endpos", endpos], capture_output=True, text=True, timeout=30)
+    again = [os.stat(p).st_mtime_ns for p in segs if os.path.exists(p)] != mtimes or \
+        sorted(glob.glob(os.path.join(out, "changes", "*.bson"))) != segs
+    check(at_gate and pid and len(segs) == 1 and len(reconnect_delays(err)) >= 2 and r.returncode == 0
+          and re.search(r": 0 events, ", r.stderr) and not again,
+          "SIGTERM during the reconnection backoff: the segment made durable as the connection was lost "
+          "is confirmed, the next run sends none of its events again",
+          "at the gate %s, walsender %s, segments %s, rewritten %s, exit %s\n%s\n%s"
+          % (at_gate, pid, [os.path.basename(p) for p in segs], again, r.returncode, err[-1500:], r.stderr[-1000:]))
+    sql("SELECT pg_drop_replication_slot('bstop')")
+    sql("DELETE FROM t1 WHERE id BETWEEN 700301 AND 700350")
+
+
+def create_slot_waits():
+    """--create-slot while a prepared transaction is pending: PostgreSQL's
+    slot waits for it; after a few seconds the program says so, naming it;
+    SIGINT cancels the wait, and a run goes on once the transaction is
+    rolled back."""
+    sql("BEGIN; INSERT INTO t1 VALUES (700401, 'prepared', 1, '{}'); PREPARE TRANSACTION 'bson_out_waits'")
+    out = os.path.join(WORK, "waits")
+    err_path = os.path.join(WORK, "waits.stderr")
+    endpos = sql("SELECT pg_current_wal_lsn()::text")[0][0]
+
+    def start():
+        open(err_path, "wb").close()
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", "waits", "--create-slot", "-o", out, "--endpos",
+                                 endpos, "--include-tables", "public.t1"],
+                                stdout=subprocess.DEVNULL, stderr=open(err_path, "wb"))
+        deadline = time.time() + 30
+        while time.time() < deadline and "hint: End them" not in open(err_path).read() and proc.poll() is None:
+            time.sleep(0.1)
+        return proc
+
+    proc = start()
+    proc.send_signal(signal.SIGINT)
+    try:
+        rc = proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "still waiting"
+    err = open(err_path).read()
+    slot = sql("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'waits'")
+    check(rc == 1 and "canceling statement due to user request" in err and not slot and not os.path.exists(out),
+          "--create-slot behind a prepared transaction: SIGINT cancels the wait, exit 1, no slot, no directory",
+          "exit %s, slot %s\n%s" % (rc, slot, err[-2000:]))
+    proc = start()
+    err = open(err_path).read()
+    sql("ROLLBACK PREPARED 'bson_out_waits'")
+    try:
+        rc = proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "still waiting"
+    check(re.search(r'creating the replication slot "waits" waits for the transactions in progress to end, '
+                    r"prepared ones too.*\n.*prepared transaction 'bson_out_waits' \(database %s, owner .*\)\n"
+                    r"hint: End them \(COMMIT or ROLLBACK; COMMIT PREPARED or ROLLBACK PREPARED" % DB, err)
+          and rc == 0,
+          "--create-slot behind a prepared transaction: says what it waits for, naming it; goes on "
+          "once it ends", "exit %s\n%s" % (rc, open(err_path).read()[-2000:]))
+    sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'waits'")
 
 
 def invalidated_run():
@@ -1182,6 +1393,17 @@ def segment_ranges(out):
     return ranges
 
 
+def open_segment_over(out, size):
+    """Is the open segment's temporary file larger than size?"""
+    for p in temp_files(out):
+        try:
+            if os.path.getsize(p) > size:
+                return True
+        except OSError:
+            pass   # closed and renamed meanwhile
+    return False
+
+
 def clean_stop_run():
     """SIGTERM and SIGINT just after large transactions committed, four times
     over: each stop finishes the transaction in progress and confirms its
@@ -1196,21 +1418,17 @@ def clean_stop_run():
     next_id = 500000
     for cycle in range(4):
         time.sleep(0.5 + rnd.random())
-        # 100,000 rows in one transaction: tens of segments of the stream
-        before = set(os.listdir(os.path.join(out, "changes")))
+        # 100,000 rows in one transaction: one segment of tens of MB
         conn = connect()
         conn.cursor().copy_expert("COPY t1 FROM STDIN", io.StringIO(
             "".join("%d\tbig %d\t%d\t{}\n" % (k, k, k) for k in range(next_id, next_id + 100000))))
         conn.close()
         next_id += 100000
-        # stop once a segment of it is written and its rest still to come: a
-        # segment whose tokens are of one transaction, past the positions of
-        # the other transactions' few changes and short of its last
+        # stop once part of it is written and its rest still to come: the open
+        # segment's temporary file past 2 MB (the other transactions are of a
+        # few changes: a segment reaches 20kB, then closes at their end)
         deadline = time.time() + 10
-        while time.time() < deadline and not any(
-                n.endswith(".bson") and n not in before and n[:16] == n[33:49] and
-                50 < int(n[49:65], 16) < 100000
-                for n in os.listdir(os.path.join(out, "changes"))):
+        while time.time() < deadline and not open_segment_over(out, 2 << 20):
             time.sleep(0.002)
         stop(proc, "clean stop %d of 4" % (cycle + 1), signal.SIGTERM if cycle % 2 == 0 else signal.SIGINT)
         proc = start_client("cycles", out, stderr_path=stderr_path)
@@ -1399,8 +1617,7 @@ def lock_waits():
         lines = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
         reader.start()
-        said_xact = wait_for(lambda: any("waiting for the transaction of the session with PID %d to end" % wpid
-                                         in line for line in lines))
+        said_xact = wait_for(lambda: any("pg_bsonstream:   process %d (" % wpid in line for line in lines))
         proc.send_signal(signal.SIGSTOP)
         writer.rollback()
         writer.close()
@@ -1466,6 +1683,7 @@ def main():
     crash_run()
     stdout_run()
     endpos_run()
+    endpos_zero()
     progress_line()
     errors()
     interrupted_copy()
@@ -1474,9 +1692,11 @@ def main():
     poison_run()
     unmappable_run()
     backoff_count_run()
+    backoff_stop_run()
     invalidated_run()
     kill_during_copy()
     create_slot_fails()
+    create_slot_waits()
     clean_stop_run()
     large_rows_run()
     wal_level_replica()

@@ -9,12 +9,13 @@
 # tests.  The checks themselves are in check.py: a first copy and the stream
 # of a concurrent random workload replayed onto a model that must equal the
 # tables, the same through SIGKILLs, a server restart and a cut connection,
-# and every error message; a server ERROR in the stream, the reconnection
-# backoff, a slot invalidated while reconnecting, kill -9 during the first
-# copy and failing --create-slot runs.
+# and every error message; a server ERROR in the stream (and the skip its
+# hint gives), the reconnection backoff and a stop during it, a slot
+# invalidated while reconnecting, kill -9 during the first copy, failing
+# --create-slot runs and one waiting for a prepared transaction.
 #
 # The last line is "stream: N passed, M failed"; exit status 0 only when
-# nothing failed.  About 70 seconds.
+# nothing failed.  About two minutes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
@@ -31,7 +32,7 @@ else
 	# a copy, as test/exporter/run.sh does: the work tree's objects stay untouched
 	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
 	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h "$WORK/build/src/core/"
+	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h src/core/commit_marker.h "$WORK/build/src/core/"
 	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
 		pg_bsonstream >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonstream
@@ -40,9 +41,12 @@ cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_l
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
 # the exporter tests' shim that makes a rename fail: a segment that cannot be closed
 cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/exporter/fail_rename.c -ldl || exit 1
+# a segment's rename held at a gate: the connection cut while the closer thread is in it
+cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/gate_rename.so" test/stream/gate_rename.c -ldl || exit 1
 
 unset PGHOST PGPORT PGDATABASE PGUSER
-CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off" \
+# prepared transactions: --create-slot says what it waits for
+CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off -c max_prepared_transactions=5" \
 	cluster_start || exit 1
 trap 'cluster_stop; umount "$WORK/full" 2>/dev/null; rm -rf "$WORK"' EXIT
 
