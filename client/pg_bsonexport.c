@@ -46,6 +46,8 @@
 #define MAX_JOBS	DUMP_MAX_JOBS
 #define MAX_CONNS	256			/* with a distributed table: a job's to each node */
 #define MAX_WORKER_HOSTS 64
+/* how many times the shards may move under the start of an export */
+#define SHARD_PLAN_ATTEMPTS 3
 #define MAX_SPLIT_SHARDS 512		/* --split of a Citus table: files open at once */
 
 /*
@@ -904,21 +906,14 @@ open_node_connection(Export *ex, int i, const CitusNode *node)
 	return conns[k];
 }
 
-/*
- * A Citus table: a chunk (ChunkPlan) a shard, chunk k by job k mod N + 1,
- * and each job's connections to the nodes of its shards.
- */
+/* The chunks of a Citus table: one a shard, in the order of their hash ranges. */
 static void
-plan_shards(Export *ex)
+shard_tasks(Export *ex)
 {
 	CitusTable *t = &ex->citus;
-	int			i;
 	int			c;
 
 	if (citus_map_nodes(t, opt.worker_hosts, opt.nworker_hosts, errbuf, sizeof(errbuf)) != 0)
-		fail(errbuf);
-	ex->settings = db_settings_sql(conns[0], errbuf, sizeof(errbuf));
-	if (ex->settings == NULL)
 		fail(errbuf);
 	ex->tasks = calloc(t->nshards ? t->nshards : 1, sizeof(ChunkTask));
 	if (ex->tasks == NULL)
@@ -951,8 +946,185 @@ plan_shards(Export *ex)
 				 ex->src.table, t->nshards, MAX_SPLIT_SHARDS);
 		fail(errbuf);
 	}
-
 	ex->njobs = opt.jobs < t->nshards ? opt.jobs : t->nshards;
+}
+
+/*
+ * Each job's connections to the nodes of its shards, each with its
+ * snapshot taken now, once it holds ACCESS SHARE on those shards (LOCK
+ * TABLE takes no snapshot, so the snapshot comes after the lock): a shard
+ * cannot be dropped under the job, and a TRUNCATE cannot commit between
+ * the snapshot and the COPY.
+ */
+static void
+open_shard_connections(Export *ex)
+{
+	CitusTable *t = &ex->citus;
+
+	for (int i = 0; i < ex->njobs; i++)
+	{
+		Job		   *j = &ex->jobs[i];
+
+		j->node_conns = calloc((size_t) t->nnodes, sizeof(PGconn *));
+		if (j->node_conns == NULL)
+			fail("out of memory");
+		for (int c = i; c < t->nshards; c += ex->njobs)
+		{
+			int			n = t->shards[c].node;
+			size_t		size = 160;
+			char	   *sql;
+
+			if (j->node_conns[n] != NULL)
+				continue;
+			j->node_conns[n] = open_node_connection(ex, i, &t->nodes[n]);
+			for (int d = c; d < t->nshards; d += ex->njobs)
+				if (t->shards[d].node == n)
+					size += strlen(t->shards[d].table) + 2;
+			sql = malloc(size);
+			if (sql == NULL)
+				fail("out of memory");
+			/* Citus refuses a LOCK of a shard unless told that it is meant */
+			strcpy(sql, "SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE ");
+			for (int d = c; d < t->nshards; d += ex->njobs)
+				if (t->shards[d].node == n)
+				{
+					if (d != c)
+						strcat(sql, ", ");
+					strcat(sql, t->shards[d].table);
+				}
+			strcat(sql, " IN ACCESS SHARE MODE; SET LOCAL citus.enable_manual_changes_to_shards = off");
+			if (db_command(j->node_conns[n], sql, "could not lock the shards", errbuf,
+						   sizeof(errbuf)) != 0 ||
+				db_command(j->node_conns[n], "SELECT", "could not take the snapshot", errbuf,
+						   sizeof(errbuf)) != 0)
+			{
+				char		msg[sizeof(errbuf) + 300];
+
+				snprintf(msg, sizeof(msg), "node %s:%s: %s", t->nodes[n].host,
+						 t->nodes[n].conn_port, errbuf);
+				fail(msg);
+			}
+			free(sql);
+			check_interrupted();
+		}
+	}
+}
+
+/* Do a and b place the same shards on the same nodes? */
+static int
+same_placements(const CitusTable *a, const CitusTable *b)
+{
+	if (a->nshards != b->nshards)
+		return 0;
+	for (int c = 0; c < a->nshards; c++)
+	{
+		const CitusNode *na = &a->nodes[a->shards[c].node];
+		const CitusNode *nb = &b->nodes[b->shards[c].node];
+
+		if (strcmp(a->shards[c].shardid, b->shards[c].shardid) != 0 ||
+			strcmp(na->name, nb->name) != 0 || strcmp(na->port, nb->port) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The placements read again, after every node's snapshot was taken, as
+ * they are now (a connection of its own, not the leader's older snapshot):
+ * unchanged, no shard moved or split between the first reading and the
+ * last snapshot, so each shard is read where it was when its node's
+ * snapshot was taken.  Changed: the node connections are closed, and the
+ * placements just read replace the first.
+ */
+static int
+placements_held(Export *ex)
+{
+	CitusTable	now;
+	PGconn	   *fresh = db_connect_like(conns[0], errbuf, sizeof(errbuf));
+	int			rc;
+
+	if (fresh == NULL)
+		fail(errbuf);
+	memset(&now, 0, sizeof(now));
+	rc = citus_lookup(fresh, ex->src.oid, &now, errbuf, sizeof(errbuf));
+	PQfinish(fresh);
+	if (rc < 0)
+		fail(errbuf);
+	if (rc == 0)
+	{
+		snprintf(errbuf, sizeof(errbuf), "%s is no longer a Citus table\nhint: run the "
+				 "export again", ex->src.table);
+		fail(errbuf);
+	}
+	if (same_placements(&ex->citus, &now))
+	{
+		citus_free(&now);
+		return 1;
+	}
+	for (int k = 1; k < nconns; k++)
+	{
+		if (cancels[k])
+		{
+			signals_unregister_cancel(cancel_slots[k]);
+			PQfreeCancel(cancels[k]);
+			cancels[k] = NULL;
+		}
+		PQfinish(conns[k]);
+		conns[k] = NULL;
+		ex->conn_job[k] = -1;
+	}
+	nconns = 1;
+	for (int i = 0; i < ex->njobs; i++)
+	{
+		free(ex->jobs[i].node_conns);
+		ex->jobs[i].node_conns = NULL;
+	}
+	for (int c = 0; c < ex->citus.nshards; c++)
+	{
+		free(ex->tasks[c].sql);
+		free(ex->tasks[c].where);
+	}
+	free(ex->tasks);
+	ex->tasks = NULL;
+	citus_free(&ex->citus);
+	ex->citus = now;
+	return 0;
+}
+
+/*
+ * A Citus table: a chunk (ChunkPlan) a shard, chunk k by job k mod N + 1,
+ * and each job's connections to the nodes of its shards.  Citus has no
+ * snapshot across nodes, and a shard move or split switches a shard's
+ * placement at its end: the placements are read again once every node's
+ * snapshot is taken, and the plan made again while they change.
+ */
+static void
+plan_shards(Export *ex)
+{
+	CitusTable *t = &ex->citus;
+	int			attempt;
+
+	ex->settings = db_settings_sql(conns[0], errbuf, sizeof(errbuf));
+	if (ex->settings == NULL)
+		fail(errbuf);
+	for (attempt = 1;; attempt++)
+	{
+		shard_tasks(ex);
+		open_shard_connections(ex);
+		if (placements_held(ex))
+			break;
+		if (attempt == SHARD_PLAN_ATTEMPTS)
+		{
+			snprintf(errbuf, sizeof(errbuf), "the shards of %s moved or were split while the "
+					 "export started, %d times in a row\nhint: run the export again once the "
+					 "shard moves are done", ex->src.table, SHARD_PLAN_ATTEMPTS);
+			fail(errbuf);
+		}
+		if (!opt.quiet)
+			fprintf(stderr, "%s: the shards of %s moved or were split while the export "
+					"started; reading them where they are now\n", PROGNAME, ex->src.table);
+	}
+
 	ex->plan.src = &ex->src;
 	ex->plan.tasks = ex->tasks;
 	ex->plan.nchunks = t->nshards;
@@ -965,19 +1137,6 @@ plan_shards(Export *ex)
 	cond_init_monotonic(&ex->plan.turn);
 	atomic_init(&ex->plan.next, 0);
 	ex->plan.ready = 1;
-
-	for (i = 0; i < ex->njobs; i++)
-	{
-		Job		   *j = &ex->jobs[i];
-
-		j->node_conns = calloc((size_t) t->nnodes, sizeof(PGconn *));
-		if (j->node_conns == NULL)
-			fail("out of memory");
-		for (c = i; c < t->nshards; c += ex->njobs)
-			if (j->node_conns[t->shards[c].node] == NULL)
-				j->node_conns[t->shards[c].node] =
-					open_node_connection(ex, i, &t->nodes[t->shards[c].node]);
-	}
 }
 
 /* Connect, check what is to be exported, and with --jobs plan the jobs. */

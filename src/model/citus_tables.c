@@ -82,13 +82,15 @@ metadata_snapshot(Oid relid)
  * Read the row of catalog (in pg_catalog) whose column key equals value
  * (by the operator proc; key NULL: its first row) into values[]: one entry
  * per name in columns, the column's Datum (by value only), isnull[] for a
- * NULL or a missing column; any_version: a deleted row too.  Returns false
- * when there is no such row or no such catalog.
+ * NULL or a missing column; any_version: a deleted row too; *xmin (unless
+ * NULL): the transaction that wrote the row.  Returns false when there is no
+ * such row or no such catalog.
  */
 static bool
 catalog_row(const char *catalog, const char *index, const char *key,
 			RegProcedure proc, Datum value, const char *const *columns,
-			int ncolumns, Datum *values, bool *isnull, bool any_version)
+			int ncolumns, Datum *values, bool *isnull, bool any_version,
+			TransactionId *xmin)
 {
 	Snapshot	snapshot;
 	Oid			relid = get_relname_relid(catalog, PG_CATALOG_NAMESPACE);
@@ -121,6 +123,8 @@ catalog_row(const char *catalog, const char *index, const char *key,
 	if (HeapTupleIsValid(tuple))
 	{
 		found = true;
+		if (xmin != NULL)
+			*xmin = HeapTupleHeaderGetXmin(tuple->t_data);
 		for (int i = 0; i < ncolumns; i++)
 		{
 			AttrNumber	col = column_of(rel, columns[i]);
@@ -147,7 +151,7 @@ local_group(void)
 	bool		isnull;
 
 	if (!catalog_row("pg_dist_local_group", NULL, NULL, InvalidOid, (Datum) 0,
-					 columns, 1, &value, &isnull, false) || isnull)
+					 columns, 1, &value, &isnull, false, NULL) || isnull)
 		return CITUS_COORDINATOR_GROUP;
 	return DatumGetInt32(value);
 }
@@ -180,7 +184,7 @@ is_reference_table(Oid relid)
 
 	if (!catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
 					 "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					 columns, 2, values, isnull, false))
+					 columns, 2, values, isnull, false, NULL))
 		return false;
 	return !isnull[0] && !isnull[1] &&
 		DatumGetChar(values[0]) == CITUS_DISTRIBUTE_BY_NONE &&
@@ -219,7 +223,7 @@ listed_table(Oid relid, char **name, int64 *shardid)
 	*name = get_rel_name(relid);
 	if (*name == NULL || (*shardid = shard_id_of(*name)) < 0 ||
 		!catalog_row("pg_dist_shard", "pg_dist_shard_shardid_index", "shardid",
-					 F_INT8EQ, Int64GetDatum(*shardid), columns, 1, &value, &isnull, true) ||
+					 F_INT8EQ, Int64GetDatum(*shardid), columns, 1, &value, &isnull, true, NULL) ||
 		isnull || DatumGetObjectId(value) == relid)
 		return InvalidOid;
 	return DatumGetObjectId(value);
@@ -348,5 +352,59 @@ bson_citus_is_sharded(Oid relid)
 		return false;
 	return catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
 					   "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					   columns, 1, &value, &isnull, false);
+					   columns, 1, &value, &isnull, false, NULL);
+}
+
+/*
+ * Had xid committed when the transaction being decoded did?  The historic
+ * snapshot knows it for a transaction that changed catalogs or sent
+ * invalidations, as create_distributed_table does (it invalidates the
+ * table's relcache entry and adds a trigger): such a transaction below
+ * xmax that is not listed among the committed ones was still running.  A
+ * transaction without catalog changes is not listed either, so in that
+ * window the answer is no; below xmin every transaction had ended, and one
+ * whose row is there now committed.  The decoded transaction's own xids
+ * (subxip) come after its changes to the table's rows, since a distributed
+ * table's rows are no longer written to its own relation.
+ */
+static bool
+committed_before_change(TransactionId xid)
+{
+	Snapshot	snap;
+
+	if (!HistoricSnapshotActive())
+		return true;
+	snap = GetCatalogSnapshot(InvalidOid);
+	for (int i = 0; i < snap->subxcnt; i++)
+		if (TransactionIdEquals(snap->subxip[i], xid))
+			return false;
+	if (TransactionIdPrecedes(xid, snap->xmin))
+		return true;
+	if (TransactionIdFollowsOrEquals(xid, snap->xmax))
+		return false;
+	for (uint32 i = 0; i < snap->xcnt; i++)
+		if (TransactionIdEquals(snap->xip[i], xid))
+			return true;
+	return false;
+}
+
+bool
+bson_citus_sharded_at_change(Oid relid)
+{
+	static const char *const columns[] = {"partmethod"};
+	Datum		value;
+	bool		isnull;
+	TransactionId xmin;
+
+	if (!bson_citus_loaded())
+		return false;
+	/*
+	 * pg_dist_partition is no catalog, so the historic snapshot cannot read
+	 * it: its row as it is now, and when the transaction that wrote it
+	 * committed.
+	 */
+	return catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
+					   "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
+					   columns, 1, &value, &isnull, false, &xmin) &&
+		committed_before_change(xmin);
 }

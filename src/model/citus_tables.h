@@ -54,6 +54,15 @@ extern Oid	bson_citus_shard_table(Oid relid, bool *here);
 extern bool bson_citus_is_sharded(Oid relid);
 
 /*
+ * bson_citus_is_sharded as it was when the change being decoded was made:
+ * false for a change whose transaction committed before the one that
+ * distributed the table (create_distributed_table), whose rows were then
+ * the table's own, as they are now for a decoding session that starts
+ * after the distribution.  Outside a decoding callback, as it is now.
+ */
+extern bool bson_citus_sharded_at_change(Oid relid);
+
+/*
  * A shard whose table the catalogs do not show yet: in a decoding callback,
  * a change made by a transaction that began before the table was created on
  * this node (Citus creates a table and its shards on a worker over several

@@ -251,14 +251,18 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	 * A reference table's copy on a worker: the coordinator streams its
 	 * changes.  A Citus table's own relation (on the coordinator, the table
 	 * the rows were in before it was distributed) holds none of its rows:
-	 * a TRUNCATE of it is no truncation of the collection.
+	 * a TRUNCATE of it is no truncation of the collection.  Its changes
+	 * made before the distribution are the collection's, though (Citus's
+	 * copy of them to the shards is its own, left out by origin), so it is
+	 * judged as it was when the change was made; the relcache invalidation
+	 * of the distribution rebuilds the entry at that point of the stream.
 	 */
 	if (unseen != NULL)
 		entry->selected = here &&
 			bson_names_selected(opts->include_tables, opts->exclude_tables,
 								get_namespace_name(get_rel_namespace(relid)), unseen);
 	else
-		entry->selected = here && !bson_citus_is_sharded(relid) &&
+		entry->selected = here && !bson_citus_sharded_at_change(relid) &&
 			(opts->partition_root || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
 			bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
 								opts->partition_root);

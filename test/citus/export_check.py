@@ -10,7 +10,9 @@ so _id alike), and with row_to_bson under --no-id.  Then: one file, --jobs,
 --split, --column, --no-id, a reference table, the statements run on the workers and never on
 the coordinator, --via-coordinator, the leftover-rows warning, the session's
 settings reaching the workers, --worker-host, and ten exports of a table
-under single-row updates and inserts, each with every id exactly once.
+under single-row updates and inserts, each with every id exactly once.  A shard
+moved after the export read the placements and before its nodes'
+snapshots: planned again, every row exported.
 
 The last line is "citus-export: N passed, M failed".
 """
@@ -360,6 +362,81 @@ def concurrent(table):
     check(inserted > 0, "the writers inserted rows during the exports (%d)" % inserted)
 
 
+def worker_conn(port):
+    sock = W1_SOCKET if port == W1 else W2_SOCKET
+    conn = psycopg2.connect("", host=sock, port=port)
+    conn.autocommit = True
+    return conn
+
+
+def moved_at_start():
+    """A shard moved after the export read the placements and before its
+    nodes' snapshots: the export reads the placements again once every
+    snapshot is taken, and plans again; the rows written to the moved shard
+    on its new node are exported.  The order is forced: a session on the
+    node of the first shard holds that shard locked, so the export waits
+    there (its first node) while the test moves another shard and writes."""
+    sql("DROP TABLE IF EXISTS x_mv")
+    sql("CREATE TABLE x_mv (id int PRIMARY KEY, v text)")
+    sql("SELECT create_distributed_table('x_mv', 'id', shard_count := 4)")
+    sql("INSERT INTO x_mv SELECT g, 'before' FROM generate_series(1, 400) g")
+    shards = sql("SELECT s.shardid, pg_catalog.shard_name(s.logicalrelid, s.shardid), n.nodeport::text "
+                 "FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) "
+                 "JOIN pg_dist_node n USING (groupid) WHERE s.logicalrelid = 'x_mv'::regclass "
+                 "ORDER BY s.shardminvalue::numeric")
+    first_port = shards[0][2]
+    other = [sh for sh in shards if sh[2] != first_port]
+    check(other, "moved at start: a shard on the other worker", shards)
+    if not other:
+        return
+    moved = other[0]
+    holder = worker_conn(first_port)
+    cur = holder.cursor()
+    cur.execute("BEGIN")
+    cur.execute("SET LOCAL citus.enable_manual_changes_to_shards = on")
+    cur.execute("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE" % shards[0][1])
+    path = os.path.join(WORK, "moved.bson")
+    proc = subprocess.Popen([BIN, "-o", path, "-f", "-t", "x_mv"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    probe = worker_conn(first_port)
+    waiting = False
+    for _ in range(200):
+        pc = probe.cursor()
+        pc.execute("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = %s::regclass",
+                   (shards[0][1],))
+        if pc.fetchone()[0] > 0:
+            waiting = True
+            break
+        time.sleep(0.05)
+    probe.close()
+    err = ""
+    try:
+        check(waiting, "moved at start: the export waits on its first shard's node")
+        sql("SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s, "
+            "shard_transfer_mode := 'block_writes')" % (moved[0], moved[2], first_port))
+        # rows of the moved shard alone: the first shard is locked
+        sql("INSERT INTO x_mv SELECT g, 'after' FROM generate_series(401, 4000) g "
+            "WHERE get_shard_id_for_distribution_column('x_mv', g) = %s" % moved[0])
+    except psycopg2.Error as e:
+        check(False, "moved at start: the move and the writes", str(e))
+    finally:
+        cur.execute("ROLLBACK")
+        holder.close()
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    want = expected("SELECT id, bson_document(t) FROM x_mv t")
+    on_new = sql("SELECT count(*) FROM x_mv WHERE id > 400 AND "
+                 "get_shard_id_for_distribution_column('x_mv', id) = %s" % moved[0])[0][0]
+    check(proc.returncode == 0 and "moved or were split while the export started" in err,
+          "moved at start: the export notices the move and plans again (exit %s)" % proc.returncode, err)
+    same_docs("moved at start: every row, %d of them written to the moved shard on its new node"
+              % on_new, read(path), want, key="_id")
+    sql("DROP TABLE x_mv")
+
+
 def main():
     t0 = time.time()
     setup()
@@ -369,6 +446,7 @@ def main():
     coordinator_shards()
     split_limit()
     concurrent("x_dist")
+    moved_at_start()
     truncated()
     check(not temp_files(), "no temporary file left", "\n".join(temp_files()))
     for t in ("x_dist", "x_ref", "x_loc"):

@@ -28,6 +28,11 @@ cluster and takes a shard while the stream runs.  At the end:
     missing, none twice (an insert of a document the model has already, or
     a change of one it lacks, is counted as an error), none different.
 
+Rows written to a table before create_distributed_table: the coordinator's
+slot read again after the distribution still gives them (SQL alone), and
+through pg_bsonstream killed with SIGKILL before it received them and
+started again after the distribution, each row once.
+
 The last line is "citus-stream: N passed, M failed".
 """
 import glob
@@ -638,12 +643,71 @@ def truncate_and_partitions_run():
           "shards; truncate_local_data_after_distributing_table is no truncation of the collection)", got)
 
 
+def events_of(out, coll):
+    """(group, event) of every event of coll, each node's resume tokens once."""
+    return [(g, e) for g in groups(out) for e in node_events(out, g)[0] if e["ns"]["coll"] == coll]
+
+
+def predistribution_run(out, log):
+    """Rows written to a table before create_distributed_table are the
+    collection's: the coordinator streams them even when it decodes them
+    after the distribution (a new decoding session, as after any restart),
+    and the workers leave out Citus's copy of them to the shards."""
+    sql("SELECT 1 FROM pg_create_logical_replication_slot('pd', 'bson_out')")
+    sql("CREATE TABLE pd_t (id int PRIMARY KEY, v text)")
+    for i in range(1, 6):
+        sql("INSERT INTO pd_t VALUES (%d, 'before')" % i)
+
+    def coord_shapes():
+        return [shape(e) for e in peek("coord", "pd") if e["ns"]["coll"] == "pd_t"]
+    # a peek reads the WAL flushed so far (the cluster commits asynchronously)
+    wait_for(lambda: len(coord_shapes()) == 5, 20, 0.5)
+    before = coord_shapes()
+    sql("SELECT create_distributed_table('pd_t', 'id')")
+    after = coord_shapes()
+    sql("INSERT INTO pd_t VALUES (6, 'after')")
+    sql("SELECT truncate_local_data_after_distributing_table('pd_t')")
+    later = coord_shapes()
+    sql("SELECT pg_drop_replication_slot('pd')")
+    sql("DROP TABLE pd_t")
+    five = [("insert", "pd_t")] * 5
+    check(before == five and after == five and later == five,
+          "rows inserted before create_distributed_table: the coordinator's slot read again after it "
+          "still gives their 5 inserts; nothing of the table after it, no truncate", (before, after, later))
+
+    # the same through pg_bsonstream, killed with SIGKILL before it received
+    # the inserts, started again after the distribution
+    proc = start_client(out, log)
+    time.sleep(3)
+    sql("CREATE TABLE cs_pre (id int PRIMARY KEY, v text)")
+    os.kill(proc.pid, signal.SIGSTOP)
+    for i in range(1, 6):
+        sql("INSERT INTO cs_pre VALUES (%d, 'before')" % i)
+    proc.kill()
+    proc.wait()
+    sql("SELECT create_distributed_table('cs_pre', 'id')")
+    sql("INSERT INTO cs_pre SELECT g, 'after' FROM generate_series(6, 8) g")
+    proc = start_client(out, log)
+    check(caught_up(tuple(NODES)), "cs_pre: every node's slot confirmed to its WAL's end after the restart",
+          open(log).read()[-3000:])
+    stop_client(proc, "pre-distribution")
+    got = sorted((e["documentKey"]["_id"], g == "group-0") for g, e in events_of(out, "cs_pre")
+                 if e["operationType"] == "insert")
+    want = [(i, True) for i in range(1, 6)] + [(i, False) for i in range(6, 9)]
+    check(got == want, "kill -9 between the inserts and create_distributed_table: each of the 8 rows "
+          "once, the 5 written before it from the coordinator, the 3 after it from the workers", got)
+    truncates = [g for g, e in events_of(out, "cs_pre") if e["operationType"] != "insert"]
+    check(not truncates, "cs_pre: no other event", truncates)
+    sql("DROP TABLE cs_pre")
+
+
 def main():
     signal.signal(signal.SIGTERM, stop_clients)
     truncate_and_partitions_run()
     out, log, _ = main_run()
     try:
         join_run(out, log)
+        predistribution_run(out, log)
     finally:
         # the stage's cluster stops the three nodes it started, not this one
         if os.path.exists(os.path.join(CITUS_DIR, "worker3", "data", "postmaster.pid")):
