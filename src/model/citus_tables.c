@@ -341,8 +341,12 @@ bson_citus_placed_here(Oid relid)
 	return found;
 }
 
-bool
-bson_citus_is_sharded(Oid relid)
+/*
+ * Does relid have a pg_dist_partition row (as it is now), and which
+ * transaction wrote it (*xmin, unless NULL)?
+ */
+static bool
+partition_row(Oid relid, TransactionId *xmin)
 {
 	static const char *const columns[] = {"partmethod"};
 	Datum		value;
@@ -352,7 +356,13 @@ bson_citus_is_sharded(Oid relid)
 		return false;
 	return catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
 					   "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					   columns, 1, &value, &isnull, false, NULL);
+					   columns, 1, &value, &isnull, false, xmin);
+}
+
+bool
+bson_citus_is_sharded(Oid relid)
+{
+	return partition_row(relid, NULL);
 }
 
 /*
@@ -391,20 +401,12 @@ committed_before_change(TransactionId xid)
 bool
 bson_citus_sharded_at_change(Oid relid)
 {
-	static const char *const columns[] = {"partmethod"};
-	Datum		value;
-	bool		isnull;
 	TransactionId xmin;
 
-	if (!bson_citus_loaded())
-		return false;
 	/*
 	 * pg_dist_partition is no catalog, so the historic snapshot cannot read
 	 * it: its row as it is now, and when the transaction that wrote it
 	 * committed.
 	 */
-	return catalog_row("pg_dist_partition", "pg_dist_partition_logical_relid_index",
-					   "logicalrelid", F_OIDEQ, ObjectIdGetDatum(relid),
-					   columns, 1, &value, &isnull, false, &xmin) &&
-		committed_before_change(xmin);
+	return partition_row(relid, &xmin) && committed_before_change(xmin);
 }
