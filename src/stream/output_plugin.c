@@ -20,6 +20,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/logical.h"
@@ -29,6 +30,7 @@
 #include "replication/slot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_lsn.h"
 #include "utils/rel.h"
@@ -49,6 +51,11 @@ typedef struct StreamState
 	char	   *db;				/* ns.db, found at the first change */
 	uint64		position;		/* messages of the current transaction so far
 								 * (a split event's fragments each) */
+	/* a transaction's truncates of Citus tables (see CitusTruncate) */
+	MemoryContext txn_cxt;		/* reset at each transaction's start */
+	List	   *citus_truncates;	/* CitusTruncate, in txn_cxt */
+	bool		citus_2pc;		/* the transaction prepared others on nodes */
+	Oid			dist_transaction;	/* pg_dist_transaction, once looked up */
 } StreamState;
 
 static void bson_startup_cb(LogicalDecodingContext *ctx,
@@ -104,6 +111,8 @@ bson_startup_cb(LogicalDecodingContext *ctx, OutputPluginOptions *opt,
 	st->cxt = ctx->context;
 	st->change_cxt = AllocSetContextCreate(ctx->context, "bson_out change",
 										   ALLOCSET_DEFAULT_SIZES);
+	st->txn_cxt = AllocSetContextCreate(ctx->context, "bson_out transaction",
+										ALLOCSET_SMALL_SIZES);
 	bson_stream_options_parse(&st->options, ctx->output_plugin_options);
 	MemoryContextSwitchTo(old);
 
@@ -147,6 +156,9 @@ bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 
 	(void) txn;
 	st->position = 0;
+	MemoryContextReset(st->txn_cxt);
+	st->citus_truncates = NIL;
+	st->citus_2pc = false;
 }
 
 /*
@@ -156,6 +168,9 @@ bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
  * confirms that position once the transaction is durable is not sent it
  * again.
  */
+static void emit_citus_truncates(LogicalDecodingContext *ctx, StreamState *st,
+								 ReorderBufferTXN *txn, bool last_write);
+
 static void
 bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			   XLogRecPtr commit_lsn)
@@ -163,8 +178,9 @@ bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	StreamState *st = (StreamState *) ctx->output_plugin_private;
 	char		marker[COMMIT_MARKER_LEN];
 
-	(void) txn;
 	(void) commit_lsn;
+	if (st->citus_2pc)
+		emit_citus_truncates(ctx, st, txn, !st->options.commit_markers);
 	if (!st->options.commit_markers || st->position == 0)
 		return;
 	commit_marker_format(marker, st->position);
@@ -583,6 +599,14 @@ bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	HeapTuple	newtup = BSON_CHANGE_NEW_TUPLE(change);
 
 	error_context_stack = &error_context;
+	/* Citus records here the transactions it prepares on other nodes */
+	if (st->citus_truncates != NIL && !st->citus_2pc)
+	{
+		if (!OidIsValid(st->dist_transaction))
+			st->dist_transaction = get_relname_relid("pg_dist_transaction",
+													 PG_CATALOG_NAMESPACE);
+		st->citus_2pc = RelationGetRelid(relation) == st->dist_transaction;
+	}
 	table = bson_stream_table(relation, &st->options, stream_db(st));
 	error_args.table = table->name;
 
@@ -613,6 +637,104 @@ bson_change_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 }
 
 /*
+ * A TRUNCATE of a Citus table, run on one node, truncates the table's own
+ * relation there (on a worker, its shell) and, through Citus's trigger,
+ * every shard, on each node in a transaction Citus prepares there and
+ * commits with COMMIT PREPARED once its own transaction has committed.
+ * Until then each node's truncate holds its shards' lock: a write to a shard
+ * commits either before every node's PREPARE, so before the commit of the
+ * node the TRUNCATE ran on, or after its node's COMMIT PREPARED, so after
+ * that commit.  That commit is the one instant at which the whole
+ * collection is empty: the truncate event is that node's, one for the
+ * cluster, and the shards' truncates make none (each node's, at its own
+ * COMMIT PREPARED, would be after some other node's newer rows).
+ *
+ * Citus truncates a table's own relation for another reason too:
+ * truncate_local_data_after_distributing_table removes the rows a table
+ * kept on the coordinator when it was distributed, which are in the shards
+ * now.  That truncate runs alone on the coordinator; the user's goes with
+ * the truncate of a shard here (the coordinator holds a copy of every
+ * reference table, a worker that runs it the shards it holds) or with
+ * transactions prepared on other nodes, which Citus records in
+ * pg_dist_transaction before it commits.  So a Citus table's truncate waits
+ * for one of the two, and is dropped at the commit without them.
+ */
+typedef struct CitusTruncate
+{
+	Oid			relid;			/* the first of its relations truncated */
+	Oid			table;			/* the collection's table */
+	bool		whole;			/* the collection's table was truncated */
+	List	   *partitions;		/* else these (names) */
+	bool		emitted;
+} CitusTruncate;
+
+static void
+add_citus_truncate(StreamState *st, BsonStreamTable *table, Relation rel)
+{
+	Oid			collection = OidIsValid(table->root) ? table->root : table->relid;
+	CitusTruncate *c = NULL;
+	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(st->txn_cxt);
+
+	foreach(lc, st->citus_truncates)
+		if (((CitusTruncate *) lfirst(lc))->table == collection)
+			c = lfirst(lc);
+	if (c == NULL)
+	{
+		c = palloc0(sizeof(CitusTruncate));
+		c->relid = table->relid;
+		c->table = collection;
+		st->citus_truncates = lappend(st->citus_truncates, c);
+	}
+	if (!OidIsValid(table->root))
+		c->whole = true;
+	else if (rel->rd_rel->relkind == RELKIND_RELATION)
+		c->partitions = lappend(c->partitions,
+								bson_collection_name(table->relid, st->options.include_schema));
+	MemoryContextSwitchTo(old);
+}
+
+/* The Citus tables' truncates not yet written, as the events of the cluster */
+static void
+emit_citus_truncates(LogicalDecodingContext *ctx, StreamState *st,
+					 ReorderBufferTXN *txn, bool last_write)
+{
+	ListCell   *lc;
+
+	foreach(lc, st->citus_truncates)
+	{
+		CitusTruncate *c = lfirst(lc);
+		BsonChangeEvent ev = {0};
+		Relation	rel;
+		BsonStreamTable *table;
+		const char **partitions = NULL;
+		int			n = 0;
+		ListCell   *p;
+
+		if (c->emitted)
+			continue;
+		c->emitted = true;
+		/* dropped later in its transaction: nothing is left to truncate */
+		rel = RelationIdGetRelation(c->relid);
+		if (!RelationIsValid(rel))
+			continue;
+		table = bson_stream_table(rel, &st->options, stream_db(st));
+		if (!c->whole)
+		{
+			partitions = palloc(sizeof(char *) * Max(list_length(c->partitions), 1));
+			foreach(p, c->partitions)
+				partitions[n++] = lfirst(p);
+			ev.partitions = partitions;
+			ev.npartitions = n;
+		}
+		ev.op = BSON_CHANGE_TRUNCATE;
+		ev.table = &table->change;
+		emit(ctx, st, txn, table, &ev, last_write && lnext(st->citus_truncates, lc) == NULL);
+		RelationClose(rel);
+	}
+}
+
+/*
  * A truncate (not a MongoDB event): one event per selected collection, in
  * the order the command names the tables, each with its ns.  The partitions
  * of a table streamed as their root make one event, the root's collection's;
@@ -638,6 +760,7 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
 	TruncatedCollection *colls = palloc0(sizeof(TruncatedCollection) * Max(nrelations, 1));
 	int			ncolls = 0;
+	bool		shard_truncated = false;
 	DecodeErrorArgs error_args = {txn, NULL};
 	ErrorContextCallback error_context = {error_context_stack,
 	decode_error_callback, &error_args};
@@ -652,8 +775,23 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		TruncatedCollection *c = NULL;
 
 		CHECK_FOR_INTERRUPTS();
+		if (table->citus_table)
+		{
+			add_citus_truncate(st, table, relations[i]);
+			continue;
+		}
 		if (!table->selected)
 			continue;
+		/* a shard is truncated with its table: its node's truncate says it */
+		if (OidIsValid(table->shard_of))
+		{
+			ListCell   *lc;
+
+			foreach(lc, st->citus_truncates)
+				if (((CitusTruncate *) lfirst(lc))->table == collection)
+					shard_truncated = true;
+			continue;
+		}
 		for (int j = 0; j < ncolls && c == NULL; j++)
 			if (colls[j].table == collection)
 				c = &colls[j];
@@ -664,14 +802,14 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			c->entry = table;
 			c->partitions = palloc(sizeof(char *) * nrelations);
 		}
-		/* a Citus shard is truncated with its table: on this node, all of it */
-		if (!OidIsValid(table->root) || table->shard_of == collection)
+		if (!OidIsValid(table->root))
 			c->whole = true;
 		else if (relations[i]->rd_rel->relkind == RELKIND_RELATION)
 			c->partitions[c->npartitions++] =
-				bson_collection_name(OidIsValid(table->shard_of) ? table->shard_of : table->relid,
-									 st->options.include_schema);
+				bson_collection_name(table->relid, st->options.include_schema);
 	}
+	if (shard_truncated)
+		emit_citus_truncates(ctx, st, txn, ncolls == 0);
 	for (int i = 0; i < ncolls; i++)
 	{
 		BsonChangeEvent ev = {0};

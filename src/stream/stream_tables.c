@@ -225,6 +225,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->shard_of = own != relid ? own : InvalidOid;
 	entry->column_map = NULL;
 	entry->key_unlogged = false;
+	entry->citus_table = false;
 	entry->ancestors = NULL;
 	entry->nancestors = 0;
 	entry->natts = RelationGetDescr(rel)->natts;
@@ -250,29 +251,32 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	/*
 	 * A reference table's copy on a worker: the coordinator streams its
 	 * changes.  A Citus table's own relation (on the coordinator, the table
-	 * the rows were in before it was distributed) holds none of its rows:
-	 * a TRUNCATE of it is no truncation of the collection.  Its changes
-	 * made before the distribution are the collection's, though (Citus's
-	 * copy of them to the shards is its own, left out by origin), so it is
-	 * judged as it was when the change was made; the relcache invalidation
-	 * of the distribution rebuilds the entry at that point of the stream.
+	 * the rows were in before it was distributed) holds none of its rows;
+	 * its model is worked out for its truncates only.  Its changes made
+	 * before the distribution are the collection's, though (Citus's copy of
+	 * them to the shards is its own, left out by origin), so it is judged as
+	 * it was when the change was made; the relcache invalidation of the
+	 * distribution rebuilds the entry at that point of the stream.
 	 */
 	if (unseen != NULL)
 		entry->selected = here &&
 			bson_names_selected(opts->include_tables, opts->exclude_tables,
 								get_namespace_name(get_rel_namespace(relid)), unseen);
 	else
-		entry->selected = here && !bson_citus_sharded_at_change(relid) &&
+	{
+		entry->citus_table = here && bson_citus_sharded_at_change(relid);
+		entry->selected = here &&
 			(opts->partition_root || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) &&
 			bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
 								opts->partition_root);
+	}
 	if (entry->selected)
 	{
 		Relation	model = rel;
 		bool		id_left_out;
 
 		/* as the catalogs were at the change: a table dropped since is no rival */
-		if (unseen == NULL)
+		if (unseen == NULL && !entry->citus_table)
 			bson_check_collection_rivals(table, opts->include_tables, opts->exclude_tables,
 										 opts->include_schema, opts->partition_root, NULL);
 		bson_change_table_ns(t, db, unseen == NULL ?
@@ -302,6 +306,9 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			entry->key_unlogged = !logs_root_key(rel, t, entry->column_map);
 			RelationClose(model);
 		}
+		/* its shards' entries give the warnings */
+		if (entry->citus_table)
+			entry->warned_lookalike = entry->warned_id_column = entry->warned_whole_row = true;
 		if (table == relid && unseen == NULL && !entry->warned_lookalike &&
 			OidIsValid(bson_citus_lookalike(relid)))
 		{
@@ -328,6 +335,9 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			warn_whole_row(table == relid ? entry->name : bson_table_name(table));
 		}
 	}
+	entry->citus_table = entry->citus_table && entry->selected;
+	if (entry->citus_table)
+		entry->selected = false;
 }
 
 BsonStreamTable *

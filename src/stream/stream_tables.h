@@ -43,6 +43,11 @@ typedef struct BsonStreamTable
 	bool		warned_key_unlogged;
 	bool		warned_oversized;	/* an event field over max-event-size */
 	bool		warned_lookalike;	/* named as a shard Citus does not list */
+	bool		citus_table;	/* a Citus table's own relation (on a node, a
+								 * shell), selected by the filters but not
+								 * selected: it holds none of the rows, and
+								 * only its truncate says something (see
+								 * the plugin's truncate callback) */
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;

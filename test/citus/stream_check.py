@@ -417,9 +417,9 @@ def pg_ctl(node, action):
                           capture_output=True, text=True)
 
 
-def shard_on(port, table="cs_dist"):
-    return sql("SELECT min(shardid) FROM citus_shards WHERE table_name = '%s'::regclass AND nodeport = %s"
-               % (table, port))[0][0]
+def shard_on(port, table="cs_dist", other_than=0):
+    return sql("SELECT min(shardid) FROM citus_shards WHERE table_name = '%s'::regclass AND nodeport = %s "
+               "AND shardid <> %s" % (table, port, other_than))[0][0]
 
 
 def node_rows_check():
@@ -461,7 +461,7 @@ def main_run():
           open(log).read())
     time.sleep(2)
 
-    shard = shard_on(w1)
+    shard = moved_shard = shard_on(w1)
     try:
         sql("SELECT citus_move_shard_placement(%s, '127.0.0.1', %s, '127.0.0.1', %s)" % (shard, w1, w2))
         moved = sql("SELECT nodeport FROM citus_shards WHERE shardid = %s" % shard)
@@ -470,7 +470,10 @@ def main_run():
         fail("moving shard %s" % shard, pg_error(e))
     time.sleep(2)
 
-    shard = shard_on(w2)
+    # not the shard just moved: a split deletes the metadata row of the shard
+    # it replaces, and worker 1's changes from before the move, decoded again
+    # after the kill below, would then have no name once that row is pruned
+    shard = shard_on(w2, other_than=moved_shard)
     try:
         lo, hi = sql("SELECT shardminvalue::bigint, shardmaxvalue::bigint FROM pg_dist_shard "
                      "WHERE shardid = %s" % shard)[0]
@@ -593,6 +596,10 @@ def truncate_and_partitions_run():
         SELECT create_distributed_table('cs_part', 'id', shard_count := 4);
         CREATE TABLE cs_whole (id bigint PRIMARY KEY);
         SELECT create_distributed_table('cs_whole', 'id', shard_count := 4);
+        CREATE TABLE cs_mx (id bigint PRIMARY KEY);
+        SELECT create_distributed_table('cs_mx', 'id', shard_count := 4);
+        CREATE TABLE cs_rt (id bigint PRIMARY KEY);
+        SELECT create_reference_table('cs_rt');
     """)
     sql_each("CREATE TABLE cs_conv (id int PRIMARY KEY, v text); INSERT INTO cs_conv SELECT g, 'c' FROM generate_series(1, 20) g")
     for n in ("coord", "worker1", "worker2"):
@@ -614,7 +621,12 @@ def truncate_and_partitions_run():
         INSERT INTO cs_whole SELECT generate_series(1, 10);
         TRUNCATE cs_part_2026;
         TRUNCATE cs_whole;
+        INSERT INTO cs_mx SELECT generate_series(1, 10);
+        INSERT INTO cs_rt SELECT generate_series(1, 10);
+        TRUNCATE cs_rt;
     """)
+    # run on a worker: that worker's truncate is the cluster's
+    sql("TRUNCATE cs_mx", "worker1")
     # a session with Citus's change data capture off is told what it costs
     c = connect("worker1")
     cur = c.cursor()
@@ -630,17 +642,19 @@ def truncate_and_partitions_run():
         got[n] = sorted(set(shape(e) for e in events))
         new_rows += sum(1 for e in events if e["ns"]["coll"] == "cs_new")
         sql("SELECT pg_drop_replication_slot('tr')", n)
-    sql("DROP TABLE cs_part, cs_whole, cs_conv, cs_new")
+    sql("DROP TABLE cs_part, cs_whole, cs_conv, cs_new, cs_mx, cs_rt")
     check(new_rows == 30, "a table distributed and written in one transaction: its 30 rows, named by "
           "the table (%d)" % new_rows, got)
-    want = [("insert", "cs_new"), ("insert", "cs_part"), ("insert", "cs_whole"),
-            ("truncate", "cs_part", ("cs_part_2026",)), ("truncate", "cs_whole", ())]
-    check(got["worker1"] == want and got["worker2"] == want,
-          "each worker: its shards of a partitioned table as the root's, TRUNCATE of a "
-          "partition and of a distributed table by their tables' names; create_distributed_table's "
-          "copy left out", got)
-    check(got["coord"] == [], "the coordinator: nothing of the distributed tables (their rows are in "
-          "shards; truncate_local_data_after_distributing_table is no truncation of the collection)", got)
+    want = [("insert", "cs_mx"), ("insert", "cs_new"), ("insert", "cs_part"), ("insert", "cs_whole")]
+    check(got["worker1"] == want + [("truncate", "cs_mx", ())] and got["worker2"] == want,
+          "each worker: its shards of a partitioned table as the root's, by their tables' names, "
+          "no truncate of theirs but the one run on worker 1, once for the cluster; "
+          "create_distributed_table's copy left out", got)
+    check(got["coord"] == [("insert", "cs_rt"), ("truncate", "cs_part", ("cs_part_2026",)),
+                           ("truncate", "cs_rt", ()), ("truncate", "cs_whole", ())],
+          "the coordinator: the TRUNCATE of a partition, of a distributed and of a reference table, "
+          "once for the cluster, and no row of the distributed tables (they are in shards; "
+          "truncate_local_data_after_distributing_table is no truncation of the collection)", got)
 
 
 def events_of(out, coll):
@@ -701,8 +715,80 @@ def predistribution_run(out, log):
     sql("DROP TABLE cs_pre")
 
 
+def truncate_interleaved_run():
+    """A TRUNCATE of a distributed table whose transaction is committed on
+    worker 2 before worker 1, with a row written on worker 2 in between:
+    the nodes' events merged by wallTime keep that row.  The coordinator's
+    commit is held (synchronous replication to no standby) after its commit
+    record and before Citus's COMMIT PREPARED, which is then given by hand."""
+    w1, w2 = NODES["worker1"][1], NODES["worker2"][1]
+    sql_each("CREATE TABLE cs_t6 (id int PRIMARY KEY, v text); "
+             "SELECT create_distributed_table('cs_t6', 'id', shard_count := 4)")
+    for n in ("coord", "worker1", "worker2"):
+        sql("SELECT 1 FROM pg_create_logical_replication_slot('t6', 'bson_out')", n)
+    sql("INSERT INTO cs_t6 SELECT g, 'before' FROM generate_series(1, 20) g")
+    later = sql("SELECT min(g) FROM generate_series(100, 200) g, citus_shards s WHERE s.table_name = "
+                "'cs_t6'::regclass AND s.shardid = get_shard_id_for_distribution_column('cs_t6', g) "
+                "AND s.nodeport = %s" % w2)[0][0]
+    shard = sql("SELECT get_shard_id_for_distribution_column('cs_t6', %d)" % later)[0][0]
+    sql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+    sql("SELECT pg_reload_conf()")
+    done = {}
+
+    def truncate():
+        c = connect()
+        try:
+            cur = c.cursor()
+            cur.execute("SET synchronous_commit = on")
+            cur.execute("TRUNCATE cs_t6")
+            done["ok"] = True
+        except psycopg2.Error as e:
+            done["error"] = pg_error(e)
+        finally:
+            c.close()
+    t = threading.Thread(target=truncate, daemon=True)
+    t.start()
+    prepared = lambda n: sql("SELECT gid FROM pg_prepared_xacts", n)
+    held = wait_for(lambda: len(prepared("worker1")) == 1 and len(prepared("worker2")) == 1 and
+                    sql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")[0][0] == 1, 30)
+    if held:
+        sql("COMMIT PREPARED '%s'" % prepared("worker2")[0][0], "worker2")
+        # on worker 2 itself: the coordinator's table is still locked by the TRUNCATE
+        sql("INSERT INTO cs_t6_%d VALUES (%d, 'between')" % (shard, later), "worker2")
+        sql("COMMIT PREPARED '%s'" % prepared("worker1")[0][0], "worker1")
+    sql("ALTER SYSTEM RESET synchronous_standby_names")
+    sql("SELECT pg_reload_conf()")
+    t.join(60)
+    # a new decoding session may need a moment to see the latest commits
+    wait_for(lambda: any(e["documentKey"]["_id"] == later for e in peek("worker2", "t6")
+                         if e["operationType"] == "insert"), 30, 0.5)
+    streams = {n: [e for e in peek(n, "t6") if e["ns"]["coll"] == "cs_t6"] for n in ("coord", "worker1", "worker2")}
+    for n in ("coord", "worker1", "worker2"):
+        sql("SELECT pg_drop_replication_slot('t6')", n)
+    rows = sorted(r[0] for r in sql("SELECT id FROM cs_t6"))
+    sql("DROP TABLE cs_t6")
+    model = set()
+    merged = heapq.merge(*([(e["wallTime"], n, i, e) for i, e in enumerate(s)] for n, s in streams.items()))
+    for _, _, _, e in merged:
+        if e["operationType"] == "truncate":
+            model.clear()
+        elif e["operationType"] == "insert":
+            model.add(e["documentKey"]["_id"])
+    truncates = {n: sum(1 for e in s if e["operationType"] == "truncate") for n, s in streams.items()}
+    check(held and "ok" in done, "TRUNCATE held between the coordinator's commit and COMMIT PREPARED, "
+          "committed on worker 2, a row written there, then on worker 1", "%s %s" % (held, done))
+    check(rows == [later] and sorted(model) == rows and
+          truncates == {"coord": 1, "worker1": 0, "worker2": 0},
+          "a TRUNCATE of a distributed table is one event, the coordinator's: merged by wallTime, "
+          "the row written on worker 2 between the nodes' commits is kept (%s)" % truncates,
+          "table %s, replayed %s, events %s" % (rows, sorted(model), {
+              n: [(e["operationType"], e.get("documentKey", {}).get("_id"), str(e["wallTime"])) for e in s
+                  if e["operationType"] == "truncate" or e["documentKey"]["_id"] > 20] for n, s in streams.items()}))
+
+
 def main():
     signal.signal(signal.SIGTERM, stop_clients)
+    truncate_interleaved_run()
     truncate_and_partitions_run()
     out, log, _ = main_run()
     try:
