@@ -40,6 +40,7 @@
 #include "common.h"
 #include "db.h"
 #include "initial.h"
+#include "mongo_apply.h"
 #include "progress.h"
 #include "repl.h"
 #include "segment.h"
@@ -78,6 +79,13 @@ typedef struct Options
 	ReplEventOptions events;	/* --unmappable-values (NULL: the plugin's
 								 * default, fallback, in the copy too),
 								 * --full-document-before-change */
+	/* --to: applied into MongoDB (mongo_apply.h) */
+	const char *to;
+	const char *progress_collection;
+	const char *dead_letter;
+	uint64_t	max_buffer;
+	int			keep_applied;
+	int			batch_size;
 } Options;
 
 static Options opt = {
@@ -86,7 +94,14 @@ static Options opt = {
 	.status_interval = 10,
 	.reconnect = 1,
 	.jobs = 1,
+	.progress_collection = NULL,	/* set in parse_options */
+	.max_buffer = 0,
+	.batch_size = 0,
 };
+
+/* The MongoDB applier stopped with an error: the stream stops as at a signal */
+static int	apply_down;
+static char apply_err[2048];
 
 /* What the stream loop ended with. */
 typedef enum
@@ -129,8 +144,9 @@ typedef struct State
 static void
 usage(FILE *f)
 {
-	fprintf(f, PROGNAME " streams PostgreSQL changes as MongoDB change events into .bson files.\n\n"
-			"Usage:\n  " PROGNAME " [OPTION]... --slot NAME -o DIR\n\n"
+	fprintf(f, PROGNAME " streams PostgreSQL changes as MongoDB change events into .bson files,\n"
+			"and with --to applies them into MongoDB.\n\n"
+			"Usage:\n  " PROGNAME " [OPTION]... --slot NAME -o DIR [--to URI]\n\n"
 			"Options:\n"
 			"  -d, --dbname=DBNAME        database name or conninfo string\n"
 			"  -h, --host=HOST            server host or socket directory\n"
@@ -167,6 +183,20 @@ usage(FILE *f)
 			"                             whole transactions\n"
 			"      --segment-time=SECS    ... or this age (default 10s)\n"
 			"      --status-interval=SECS standby status updates (default 10s)\n"
+			"Into MongoDB:\n"
+			"      --to=URI               apply the first copy and every change into the\n"
+			"                             MongoDB database of the connection string URI\n"
+			"                             (mongodb://host/db; without a database, each\n"
+			"                             event's ns.db), from the segments of DIR, which\n"
+			"                             are removed once applied\n"
+			"      --progress-collection=NAME  where the position applied is kept, in the\n"
+			"                             target database (default bson_out_progress)\n"
+			"      --dead-letter=FILE     append the changes MongoDB refuses to FILE (BSON)\n"
+			"                             and go on; default: stop at the first\n"
+			"      --max-buffer=SIZE      stop with an error before the segments not yet\n"
+			"                             applied exceed SIZE (default 16GB)\n"
+			"      --keep-applied         keep the segments and the first copy once applied\n"
+			"      --batch-size=N         events per bulk write, at most (default 1000)\n"
 			"Citus:\n"
 			"      --citus                follow every node of the Citus cluster whose\n"
 			"                             coordinator this connects to: a slot and a stream\n"
@@ -196,6 +226,10 @@ seconds_option(const char *name, const char *arg)
 	return v;
 }
 
+static const char *const default_progress_collection = "bson_out_progress";
+static const uint64_t default_max_buffer = (uint64_t) 16 * 1024 * 1024 * 1024;
+static const int default_batch_size = 1000;
+
 static void
 parse_options(int argc, char **argv)
 {
@@ -222,6 +256,12 @@ parse_options(int argc, char **argv)
 		{"citus", no_argument, NULL, 11},
 		{"worker-host", required_argument, NULL, 12},
 		{"enable-row-security", no_argument, NULL, 13},
+		{"to", required_argument, NULL, 14},
+		{"progress-collection", required_argument, NULL, 15},
+		{"dead-letter", required_argument, NULL, 16},
+		{"max-buffer", required_argument, NULL, 17},
+		{"keep-applied", no_argument, NULL, 18},
+		{"batch-size", required_argument, NULL, 19},
 		DB_LOCK_WAIT_LONGOPT,
 		{NULL, 0, NULL, 0}
 	};
@@ -229,6 +269,9 @@ parse_options(int argc, char **argv)
 
 	selection_init(&opt.sel);
 	common_init(PROGNAME, argc, argv, usage);
+	opt.progress_collection = default_progress_collection;
+	opt.max_buffer = default_max_buffer;
+	opt.batch_size = default_batch_size;
 	while ((c = getopt_long(argc, argv, "d:h:p:U:S:o:qj:E:V?", longopts, NULL)) != -1)
 	{
 		if (db_conn_option(&opt.conn, c, optarg) || selection_option(&opt.sel, c, optarg))
@@ -264,6 +307,37 @@ parse_options(int argc, char **argv)
 						  "or fails");
 			case DB_LOCK_WAIT_TIMEOUT:
 				db_lock_wait_option(optarg);
+				break;
+			case 14:
+				opt.to = optarg;
+				break;
+			case 15:
+				if (optarg[0] == '\0' || optarg[0] == '$' || strchr(optarg, '\0') - optarg > 200)
+					die_usage("invalid --progress-collection \"%s\": give a collection name", optarg);
+				opt.progress_collection = optarg;
+				break;
+			case 16:
+				if (optarg[0] == '\0')
+					die_usage("--dead-letter takes a file name");
+				opt.dead_letter = optarg;
+				break;
+			case 17:
+				if (parse_size(optarg, &opt.max_buffer) != 0 || opt.max_buffer == 0)
+					die_usage("invalid --max-buffer \"%s\": give bytes, or a number with a unit "
+							  "kB, MB, GB or TB (1024-based)", optarg);
+				break;
+			case 18:
+				opt.keep_applied = 1;
+				break;
+			case 19:
+				{
+					char	   *end;
+					long		v = strtol(optarg, &end, 10);
+
+					if (*end || end == optarg || v < 1 || v > 100000)
+						die_usage("--batch-size takes a number from 1 to 100000");
+					opt.batch_size = (int) v;
+				}
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -337,6 +411,20 @@ parse_options(int argc, char **argv)
 		die_usage("--worker-host is for --citus");
 	if (db_lock_wait_arg && !opt.initial_copy)
 		die_usage("--lock-wait-timeout is for --initial-copy: the stream itself locks no table");
+	if (opt.to && strcmp(opt.output, "-") == 0)
+		die_usage("--to needs -o DIR: the changes are made durable in DIR/changes before "
+				  "they are applied");
+	if (opt.to && opt.citus)
+		die_usage("--to cannot be used with --citus yet: the nodes' streams would be applied "
+				  "each on its own, not merged by their commit times");
+	if (!opt.to && (opt.dead_letter || opt.keep_applied || opt.progress_collection !=
+					default_progress_collection || opt.max_buffer != default_max_buffer ||
+					opt.batch_size != default_batch_size))
+		die_usage("--progress-collection, --dead-letter, --max-buffer, --keep-applied and "
+				  "--batch-size are for --to");
+	if (opt.to && !apply_available())
+		die_usage("--to is not available: this pg_bsonstream was built without the MongoDB C "
+				  "driver (libmongoc)");
 	if (strcmp(opt.output, "-") == 0 && isatty(STDOUT_FILENO))
 		die_usage("refusing to write BSON to a terminal; use -o DIR, or redirect standard output");
 	opt.conn.replication = "database";
@@ -457,10 +545,20 @@ rotate_segment(PGconn *conn, State *st)
 	return take_durable(conn, st);
 }
 
+/* The time of day, for the lag behind an event's wallTime */
+static double
+wall_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void
 show_progress(State *st)
 {
-	char		line[200];
+	char		line[400];
 	char		b[32];
 	double		elapsed;
 	double		lag_bytes;
@@ -478,6 +576,20 @@ show_progress(State *st)
 			 format_bytes((double) st->seg.bytes, b, sizeof(b)),
 			 (unsigned long long) st->seg.segments, LSN_ARGS(st->server_end),
 			 lag_bytes, lag_secs);
+	if (opt.to)
+	{
+		ApplyStats	a;
+		size_t		l = strlen(line);
+
+		apply_stats(&a);
+		if (a.state[0])
+			snprintf(line + l, sizeof(line) - l, "; MongoDB: %s", a.state);
+		else
+			snprintf(line + l, sizeof(line) - l, "; applied %llu (%.0f/s), %s behind, %.1f s",
+					 (unsigned long long) a.events, elapsed > 0 ? a.events / elapsed : 0,
+					 format_bytes((double) a.buffer_bytes, b, sizeof(b)),
+					 a.caught_up || a.wall_ms == 0 ? 0.0 : wall_seconds() - a.wall_ms / 1000.0);
+	}
 	progress_show(&st->progress, line);
 }
 
@@ -550,7 +662,7 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		int			n;
 		double		now;
 
-		if (interrupted && !st->in_txn)
+		if ((interrupted || apply_down) && !st->in_txn)
 			return stop_stream(conn, st, 0, err, errsize);
 		if (interrupted && !st->draining_said)
 		{
@@ -568,6 +680,10 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 		if (n == 0)
 		{
 			double		wait;
+
+			/* the applier's failure stops the stream, at the end of a transaction */
+			if (opt.to && !apply_down && apply_failed(apply_err, sizeof(apply_err)))
+				apply_down = 1;
 
 			/*
 			 * Standard output: everything received so far is written.  A
@@ -637,7 +753,9 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				PQfreemem(buf);
 				if (transaction_end(st, lsn, messages, err, errsize) != 0)
 					return STREAM_FAILED;
-				if (interrupted)
+				if (opt.to && !apply_down && apply_failed(apply_err, sizeof(apply_err)))
+					apply_down = 1;
+				if (interrupted || apply_down)
 					return stop_stream(conn, st, 0, err, errsize);
 				/* the end of a transaction: where a full or old segment is closed */
 				if (segment_due(&st->seg, now) && rotate_segment(conn, st) != 0)
@@ -658,6 +776,12 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 			{
 				PQfreemem(buf);
 				return stop_stream(conn, st, 0, err, errsize);
+			}
+			/* the changes MongoDB has not taken yet: at most --max-buffer */
+			if (opt.to && apply_buffer_full(st->seg.bytes, st->seg.seg_bytes + len, err, errsize))
+			{
+				PQfreemem(buf);
+				return STREAM_FAILED;
 			}
 			if (segment_write(&st->seg, msg, len, lsn) != 0)
 			{
@@ -943,6 +1067,29 @@ stream_server(void)
 		die("%s", err);
 	if (!opt.citus)
 		warn_citus_node(conn);
+	if (opt.to)
+	{
+		ApplyOptions ao;
+		int			rc;
+
+		memset(&ao, 0, sizeof(ao));
+		ao.uri = opt.to;
+		ao.dir = opt.output;
+		ao.slot = opt.slot;
+		ao.default_db = opt.sel.ns_db ? opt.sel.ns_db : PQdb(conn);
+		ao.progress_coll = opt.progress_collection;
+		ao.dead_letter = opt.dead_letter;
+		ao.keep_applied = opt.keep_applied;
+		ao.sync = !opt.no_sync;
+		ao.max_buffer = opt.max_buffer;
+		ao.batch_events = opt.batch_size;
+		/* before the slot is made: a MongoDB that cannot be used leaves nothing behind */
+		rc = apply_open(&ao, err, sizeof(err));
+		if (rc == -2)
+			die_usage("%s", err);
+		if (rc != 0)
+			die("%s", err);
+	}
 	if (opt.create_slot)
 	{
 		char		snapshot[256];
@@ -973,6 +1120,8 @@ stream_server(void)
 	if (repl_start(conn, opt.slot, start, &opt.sel, &opt.events, 0, err, sizeof(err)) != 0)
 		die("%s", err);
 	stream_started = 1;
+	if (opt.to && apply_start(err, sizeof(err)) != 0)
+		die("%s", err);
 
 	if (segment_init(&st.seg, to_stdout ? NULL : changes, !opt.no_sync,
 					 opt.segment_size, opt.segment_time) != 0)
@@ -1088,6 +1237,28 @@ stream_server(void)
 	{
 		end_copy(conn);
 		PQfinish(conn);
+	}
+	if (opt.to)
+	{
+		ApplyStats	a;
+		/* --endpos: every segment applied before the end; a signal: the batch in progress */
+		int			drain = end == STREAM_STOPPED && !interrupted && !apply_down;
+
+		if (!opt.quiet && drain)
+			fprintf(stderr, PROGNAME ": applying the rest of the segments into MongoDB\n");
+		if (apply_stop(drain, apply_err, sizeof(apply_err)) != 0)
+		{
+			fprintf(stderr, PROGNAME ": error: %s\n", apply_err);
+			fprintf(stderr, PROGNAME ": the changes not yet applied stay in \"%s/changes\"; "
+					"the next run applies them\n", opt.output);
+			if (end == STREAM_STOPPED)
+				end = STREAM_FAILED;
+		}
+		apply_stats(&a);
+		if (!opt.quiet)
+			fprintf(stderr, PROGNAME ": MongoDB: %llu events applied%s%s, %llu refused\n",
+					(unsigned long long) a.events, a.token[0] ? " up to " : "", a.token,
+					(unsigned long long) a.refused);
 	}
 	if (!opt.quiet)
 	{

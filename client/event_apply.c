@@ -1,0 +1,396 @@
+/*
+ * event_apply.c
+ *		A change event read as the write that applies it (event_apply.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "event_apply.h"
+
+/* The fields of the event this needs, found in one pass */
+typedef struct EventFields
+{
+	const char *op;
+	bson_iter_t id;				/* _id._data */
+	int			has_token;
+	bson_iter_t ns;
+	int			has_ns;
+	bson_iter_t key;			/* documentKey._id */
+	int			has_key;
+	bson_iter_t full;
+	int			has_full;
+	bson_iter_t update_desc;
+	int			has_update;
+	bson_iter_t unchanged;
+	int			has_unchanged;
+	bson_iter_t partitions;
+	int			has_partitions;
+	int64_t		wall_ms;
+} EventFields;
+
+static void
+refuse(ApplyEvent *ev, const char *fmt, const char *arg)
+{
+	ev->kind = APPLY_REFUSED;
+	snprintf(ev->problem, sizeof(ev->problem), fmt, arg);
+}
+
+/* Would $set or $unset read name as a path or an operator? */
+static int
+not_a_plain_field(const char *name)
+{
+	return name[0] == '$' || strchr(name, '.') != NULL;
+}
+
+static int
+array_is_empty(const bson_iter_t *it)
+{
+	bson_iter_t sub;
+
+	return !BSON_ITER_HOLDS_ARRAY(it) || !bson_iter_recurse(it, &sub) || !bson_iter_next(&sub);
+}
+
+/* $set of updatedFields, $unset of removedFields; -1 if a name is a path */
+static int
+build_update(const bson_iter_t *desc, bson_t *out, const char **bad)
+{
+	bson_iter_t it;
+	bson_iter_t f;
+	bson_t		set;
+	bson_t		unset;
+	int			nset = 0;
+	int			nunset = 0;
+
+	if (!BSON_ITER_HOLDS_DOCUMENT(desc) || !bson_iter_recurse(desc, &it))
+		return 0;
+	while (bson_iter_next(&it))
+	{
+		const char *k = bson_iter_key(&it);
+
+		if (strcmp(k, "updatedFields") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			bson_iter_recurse(&it, &f);
+			while (bson_iter_next(&f))
+			{
+				if (not_a_plain_field(bson_iter_key(&f)))
+				{
+					*bad = bson_iter_key(&f);
+					return -1;
+				}
+				if (nset++ == 0)
+					bson_append_document_begin(out, "$set", 4, &set);
+				bson_append_iter(&set, NULL, 0, &f);
+			}
+			if (nset)
+				bson_append_document_end(out, &set);
+		}
+	}
+	bson_iter_recurse(desc, &it);
+	while (bson_iter_next(&it))
+	{
+		if (strcmp(bson_iter_key(&it), "removedFields") == 0 && BSON_ITER_HOLDS_ARRAY(&it))
+		{
+			bson_iter_recurse(&it, &f);
+			while (bson_iter_next(&f))
+			{
+				const char *name;
+
+				if (!BSON_ITER_HOLDS_UTF8(&f))
+					continue;
+				name = bson_iter_utf8(&f, NULL);
+				if (not_a_plain_field(name))
+				{
+					*bad = name;
+					return -1;
+				}
+				if (nunset++ == 0)
+					bson_append_document_begin(out, "$unset", 6, &unset);
+				bson_append_utf8(&unset, name, -1, "", 0);
+			}
+			if (nunset)
+				bson_append_document_end(out, &unset);
+		}
+	}
+	return nset + nunset;
+}
+
+int
+event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, size_t errsize)
+{
+	bson_t		event;
+	bson_iter_t it;
+	EventFields f;
+
+	memset(&f, 0, sizeof(f));
+	memset(ev, 0, sizeof(*ev));
+	ev->selector = bson_new();
+	ev->doc = bson_new();
+	ev->unchanged = bson_new();
+	if (!bson_init_static(&event, data, len) || !bson_iter_init(&it, &event))
+	{
+		snprintf(err, errsize, "a damaged event of %u bytes", (unsigned) len);
+		return -1;
+	}
+	while (bson_iter_next(&it))
+	{
+		const char *k = bson_iter_key(&it);
+
+		if (strcmp(k, "_id") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			bson_iter_t sub;
+
+			if (bson_iter_recurse(&it, &sub) && bson_iter_find(&sub, "_data") &&
+				BSON_ITER_HOLDS_UTF8(&sub))
+			{
+				uint32_t	n;
+				const char *s = bson_iter_utf8(&sub, &n);
+
+				if (n == RESUME_TOKEN_LEN && resume_token_is_valid(s))
+				{
+					memcpy(ev->token, s, RESUME_TOKEN_LEN);
+					f.has_token = 1;
+				}
+			}
+		}
+		else if (strcmp(k, "operationType") == 0 && BSON_ITER_HOLDS_UTF8(&it))
+			f.op = bson_iter_utf8(&it, NULL);
+		else if (strcmp(k, "ns") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.ns = it;
+			f.has_ns = 1;
+		}
+		else if (strcmp(k, "documentKey") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			bson_iter_t sub;
+
+			if (bson_iter_recurse(&it, &sub) && bson_iter_find(&sub, "_id"))
+			{
+				f.key = sub;
+				f.has_key = 1;
+			}
+		}
+		else if (strcmp(k, "fullDocument") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.full = it;
+			f.has_full = 1;
+		}
+		else if (strcmp(k, "updateDescription") == 0)
+		{
+			f.update_desc = it;
+			f.has_update = 1;
+		}
+		else if (strcmp(k, "unchangedFields") == 0)
+		{
+			f.unchanged = it;
+			f.has_unchanged = !array_is_empty(&it);
+		}
+		else if (strcmp(k, "partitions") == 0)
+		{
+			f.partitions = it;
+			f.has_partitions = !array_is_empty(&it);
+		}
+		else if (strcmp(k, "wallTime") == 0 && BSON_ITER_HOLDS_DATE_TIME(&it))
+			f.wall_ms = bson_iter_date_time(&it);
+	}
+	if (!f.has_token || f.op == NULL || !f.has_ns)
+	{
+		snprintf(err, errsize, "a document of %u bytes that is no change event of bson_out "
+				 "(no resume token, operationType or ns)", (unsigned) len);
+		return -1;
+	}
+	{
+		bson_iter_t sub;
+
+		if (bson_iter_recurse(&f.ns, &sub))
+			while (bson_iter_next(&sub))
+			{
+				if (strcmp(bson_iter_key(&sub), "db") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+					snprintf(ev->db, sizeof(ev->db), "%s", bson_iter_utf8(&sub, NULL));
+				else if (strcmp(bson_iter_key(&sub), "coll") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+					snprintf(ev->coll, sizeof(ev->coll), "%s", bson_iter_utf8(&sub, NULL));
+			}
+	}
+	ev->wall_ms = f.wall_ms;
+	if (f.has_key)
+		bson_append_iter(ev->selector, "_id", 3, &f.key);
+
+	if (strcmp(f.op, "truncate") == 0)
+	{
+		if (f.has_partitions)
+			refuse(ev, "a truncate of some partitions of the collection (%s): their bounds are "
+				   "not in the event, so their documents cannot be told from the others'", ev->coll);
+		else
+			ev->kind = APPLY_DELETE_ALL;
+		return 0;
+	}
+	if (!f.has_key)
+	{
+		refuse(ev, "a change of a table without a replica identity (collection %s): its "
+			   "documents have no _id to be found again by", ev->coll);
+		return 0;
+	}
+	if (strcmp(f.op, "insert") == 0 || strcmp(f.op, "replace") == 0 ||
+		(strcmp(f.op, "update") == 0 && f.has_full))
+	{
+		uint32_t	n;
+		const uint8_t *d;
+		bson_t		full;
+
+		if (!f.has_full)
+		{
+			refuse(ev, "an %s without fullDocument", f.op);
+			return 0;
+		}
+		bson_iter_document(&f.full, &n, &d);
+		if (!bson_init_static(&full, d, n))
+		{
+			snprintf(err, errsize, "a damaged fullDocument");
+			return -1;
+		}
+		bson_destroy(ev->doc);
+		ev->doc = bson_copy(&full);
+		if (f.has_unchanged)
+		{
+			bson_iter_array(&f.unchanged, &n, &d);
+			bson_destroy(ev->unchanged);
+			bson_init_static(&full, d, n);
+			ev->unchanged = bson_copy(&full);
+			ev->kind = APPLY_KEY_CHANGE_INSERT;
+		}
+		else
+			ev->kind = APPLY_REPLACE;
+		return 0;
+	}
+	if (strcmp(f.op, "update") == 0)
+	{
+		const char *bad = NULL;
+		int			n = f.has_update ? build_update(&f.update_desc, ev->doc, &bad) : 0;
+
+		if (n < 0)
+			refuse(ev, "an update without fullDocument of column \"%s\", which $set and $unset "
+				   "would take for a path or an operator", bad);
+		else
+			ev->kind = n > 0 ? APPLY_UPDATE : APPLY_NOTHING;
+		return 0;
+	}
+	if (strcmp(f.op, "delete") == 0)
+	{
+		ev->kind = APPLY_DELETE;
+		return 0;
+	}
+	refuse(ev, "an event of unknown operationType \"%s\"", f.op);
+	return 0;
+}
+
+void
+event_apply_free(ApplyEvent *ev)
+{
+	if (ev->selector)
+		bson_destroy(ev->selector);
+	if (ev->doc)
+		bson_destroy(ev->doc);
+	if (ev->unchanged)
+		bson_destroy(ev->unchanged);
+	ev->selector = ev->doc = ev->unchanged = NULL;
+}
+
+int
+event_split_info(const uint8_t *data, uint32_t len, int *fragment, int *of)
+{
+	bson_t		event;
+	bson_iter_t it;
+	bson_iter_t sub;
+
+	/* splitEvent follows _id: the second field */
+	if (!bson_init_static(&event, data, len) || !bson_iter_init(&it, &event) ||
+		!bson_iter_next(&it) || !bson_iter_next(&it) ||
+		strcmp(bson_iter_key(&it), "splitEvent") != 0 || !BSON_ITER_HOLDS_DOCUMENT(&it))
+		return 0;
+	*fragment = *of = 0;
+	bson_iter_recurse(&it, &sub);
+	while (bson_iter_next(&sub))
+	{
+		if (strcmp(bson_iter_key(&sub), "fragment") == 0 && BSON_ITER_HOLDS_INT32(&sub))
+			*fragment = bson_iter_int32(&sub);
+		else if (strcmp(bson_iter_key(&sub), "of") == 0 && BSON_ITER_HOLDS_INT32(&sub))
+			*of = bson_iter_int32(&sub);
+	}
+	return *of > 0;
+}
+
+void
+event_merge_fragments(const bson_t *fragments, int n, bson_t *merged)
+{
+	bson_iter_t it;
+
+	bson_init(merged);
+	if (n > 0 && bson_iter_init_find(&it, &fragments[n - 1], "_id"))
+		bson_append_iter(merged, "_id", 3, &it);
+	for (int i = 0; i < n; i++)
+	{
+		if (!bson_iter_init(&it, &fragments[i]))
+			continue;
+		while (bson_iter_next(&it))
+		{
+			const char *k = bson_iter_key(&it);
+
+			if (strcmp(k, "_id") != 0 && strcmp(k, "splitEvent") != 0)
+				bson_append_iter(merged, k, -1, &it);
+		}
+	}
+}
+
+/* Is name among the strings of the array unchanged? */
+static int
+named_in(const bson_t *unchanged, const char *name)
+{
+	bson_iter_t it;
+
+	if (!bson_iter_init(&it, unchanged))
+		return 0;
+	while (bson_iter_next(&it))
+		if (BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), name) == 0)
+			return 1;
+	return 0;
+}
+
+int
+event_key_change_document(const bson_t *newdoc, const bson_t *unchanged, const bson_t *old,
+						  bson_t *out)
+{
+	bson_iter_t it;
+	bson_iter_t found;
+	int			missing = 0;
+
+	bson_init(out);
+	if (bson_iter_init_find(&it, newdoc, "_id"))
+		bson_append_iter(out, "_id", 3, &it);
+	/* old's fields, in its order: unchanged ones from old, the rest from the new row */
+	if (old != NULL && bson_iter_init(&it, old))
+		while (bson_iter_next(&it))
+		{
+			const char *k = bson_iter_key(&it);
+
+			if (strcmp(k, "_id") == 0)
+				continue;
+			if (named_in(unchanged, k))
+				bson_append_iter(out, k, -1, &it);
+			else if (bson_iter_init_find(&found, newdoc, k))
+				bson_append_iter(out, k, -1, &found);
+		}
+	/* the new row's fields old did not have */
+	if (bson_iter_init(&it, newdoc))
+		while (bson_iter_next(&it))
+		{
+			const char *k = bson_iter_key(&it);
+
+			if (strcmp(k, "_id") != 0 && (old == NULL || !bson_iter_init_find(&found, old, k)))
+				bson_append_iter(out, k, -1, &it);
+		}
+	if (bson_iter_init(&it, unchanged))
+		while (bson_iter_next(&it))
+			if (BSON_ITER_HOLDS_UTF8(&it) &&
+				(old == NULL || !bson_iter_init_find(&found, old, bson_iter_utf8(&it, NULL))))
+				missing++;
+	return missing;
+}

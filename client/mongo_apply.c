@@ -1,0 +1,1969 @@
+/*
+ * mongo_apply.c
+ *		The first copy and the change segments applied into MongoDB
+ *		(mongo_apply.h), with libmongoc's bulk API.
+ *
+ * Batches: the events of up to batch_events (or BATCH_BYTES of events) are
+ * gathered, then applied as one ordered bulk write per collection, each
+ * collection's writes in stream order, then the position of the batch's
+ * last event is stored.  Collections are independent (MongoDB has no
+ * transactions across them here), so only each one's order matters.
+ *
+ * A key change whose insert lacks TOASTed fields (unchangedFields) is
+ * applied on its own: its new document, with those fields from the old
+ * one, is first stored in the progress collection (the "stash", keyed by
+ * the insert's token), then the old document deleted and the new one
+ * written, then the position stored and the stash removed.  A stop anywhere
+ * in between finds the stash on the next run: the old document may be gone
+ * by then, the fields are not.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mongo_apply.h"
+
+#ifndef HAVE_LIBMONGOC
+
+int
+apply_available(void)
+{
+	return 0;
+}
+
+int
+apply_open(const ApplyOptions *o, char *err, size_t errsize)
+{
+	(void) o;
+	snprintf(err, errsize, "this pg_bsonstream was built without the MongoDB C driver "
+			 "(libmongoc): --to is not available\nhint: Install libmongoc-dev "
+			 "(libmongoc-1.0 for pkg-config) and build it again.");
+	return -2;
+}
+
+int
+apply_start(char *err, size_t errsize)
+{
+	(void) err;
+	(void) errsize;
+	return -1;
+}
+
+int
+apply_failed(char *err, size_t errsize)
+{
+	(void) err;
+	(void) errsize;
+	return 0;
+}
+
+void
+apply_stats(ApplyStats *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+int
+apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, size_t errsize)
+{
+	(void) written_bytes;
+	(void) more;
+	(void) err;
+	(void) errsize;
+	return 0;
+}
+
+int
+apply_stop(int drain, char *err, size_t errsize)
+{
+	(void) drain;
+	(void) err;
+	(void) errsize;
+	return 0;
+}
+
+#else
+
+#include <mongoc/mongoc.h>
+
+#include "event_apply.h"
+#include "progress.h"
+#include "resume_token.h"
+
+#define BATCH_BYTES		(8 * 1024 * 1024)
+#define IDLE_WAIT_US	100000	/* between looks for a new segment */
+#define RETRY_MIN		0.5
+#define RETRY_MAX		8.0
+#define COPY_BATCH		1000
+
+/* One write of a batch */
+typedef struct Op
+{
+	ApplyEvent	ev;
+	uint8_t    *event;			/* the event's bytes, for the dead-letter file */
+	uint32_t	event_len;
+} Op;
+
+typedef struct Applier
+{
+	ApplyOptions o;
+	mongoc_client_t *client;
+	char	   *uri_db;			/* the URI's database, NULL if none */
+	const char *progress_db;
+	int32_t		max_bson_size;
+
+	/* the progress document */
+	char		applied[RESUME_TOKEN_LEN + 1];	/* "" if none */
+	char		initial[16];	/* "", "loading", "done" */
+
+	/* the batch */
+	Op		   *ops;
+	int			nops;
+	int			maxops;
+	size_t		batch_bytes;
+	Op			held;			/* a delete held back: a key change's insert may follow */
+	int			has_held;
+
+	/* a split event's fragments */
+	bson_t	   *fragments;
+	uint8_t   **fragment_data;
+	int			nfragments;
+	int			maxfragments;
+
+	int			dead_fd;
+
+	/* the thread and what it shares (under lock) */
+	pthread_t	thread;
+	int			started;
+	pthread_mutex_t lock;
+	atomic_int	stop;			/* 1: after the batch, 2: once drained */
+	int			failed;
+	char		errmsg[2048];
+	ApplyStats	stats;
+	uint64_t	start_bytes;	/* unapplied segment bytes found at the start */
+	atomic_uint_fast64_t applied_bytes; /* segment bytes applied by this run */
+	double		retry_said;
+} Applier;
+
+static Applier A = {.dead_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+int
+apply_available(void)
+{
+	return 1;
+}
+
+/* The time of day, in milliseconds since 1970 (now_seconds is monotonic) */
+static int64_t
+wall_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+set_state(const char *fmt,...)
+{
+	va_list		ap;
+
+	pthread_mutex_lock(&A.lock);
+	va_start(ap, fmt);
+	vsnprintf(A.stats.state, sizeof(A.stats.state), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&A.lock);
+}
+
+static const char *
+target_db(const char *event_db)
+{
+	return A.uri_db ? A.uri_db : event_db;
+}
+
+/*
+ * A failure a new attempt may cure: the server unreachable, restarting, a
+ * primary stepping down, a write concern not met in time.
+ */
+static int
+transient(const bson_error_t *e, const bson_t *reply)
+{
+	static const int codes[] = {6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 64, 79, 100};
+
+	if (e->domain == MONGOC_ERROR_STREAM || e->domain == MONGOC_ERROR_SERVER_SELECTION ||
+		e->domain == MONGOC_ERROR_WRITE_CONCERN)
+		return 1;
+	if (reply && (mongoc_error_has_label(reply, "RetryableWriteError") ||
+				  mongoc_error_has_label(reply, "NetworkError")))
+		return 1;
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if ((int) e->code == codes[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * A server that closes the connection at a write it cannot read (FerretDB
+ * does so for a NaN) but answers a ping at once: that write is refused,
+ * not the server down.  Asked after a lost connection.
+ */
+static int
+server_answers(void)
+{
+	bson_t		ping = BSON_INITIALIZER;
+	bson_error_t e;
+	bool		ok;
+
+	BSON_APPEND_INT32(&ping, "ping", 1);
+	ok = mongoc_client_command_simple(A.client, "admin", &ping, NULL, NULL, &e);
+	bson_destroy(&ping);
+	return ok;
+}
+
+#define LOST_AT_WRITE "the server closed the connection at this write (a value it cannot read: FerretDB does so for a NaN or an infinity)"
+
+/* Wait before the next attempt, saying so once per outage */
+static int
+retry_wait(double *backoff, const bson_error_t *e)
+{
+	if (*backoff == 0)
+	{
+		fprintf(stderr, "pg_bsonstream: MongoDB: %s; retrying (the stream goes on into "
+				"local segments meanwhile)\n", e->message);
+		*backoff = RETRY_MIN;
+	}
+	set_state("MongoDB unreachable (%s): retrying", e->message);
+	for (double w = 0; w < *backoff; w += 0.1)
+	{
+		/* a signal stops the wait; a drain (--endpos) waits on */
+		if (A.stop == 1)
+			return -1;
+		usleep(100000);
+	}
+	*backoff = *backoff * 2 > RETRY_MAX ? RETRY_MAX : *backoff * 2;
+	return 0;
+}
+
+static void
+retry_over(double *backoff)
+{
+	if (*backoff > 0)
+		fprintf(stderr, "pg_bsonstream: MongoDB answers again\n");
+	*backoff = 0;
+	set_state("%s", "");
+}
+
+static void
+fail(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+static void
+fail(const char *fmt,...)
+{
+	va_list		ap;
+
+	pthread_mutex_lock(&A.lock);
+	if (!A.failed)
+	{
+		va_start(ap, fmt);
+		vsnprintf(A.errmsg, sizeof(A.errmsg), fmt, ap);
+		va_end(ap);
+		A.failed = 1;
+	}
+	pthread_mutex_unlock(&A.lock);
+}
+
+/* The _id of a selector, as relaxed Extended JSON, for messages */
+static char *
+id_json(const bson_t *selector)
+{
+	bson_iter_t it;
+
+	if (!bson_iter_init_find(&it, selector, "_id"))
+		return bson_strdup("(none)");
+	{
+		bson_t		one = BSON_INITIALIZER;
+		char	   *s;
+		char	   *out;
+		size_t		n;
+
+		bson_append_iter(&one, "_id", 3, &it);
+		s = bson_as_relaxed_extended_json(&one, &n);
+		bson_destroy(&one);
+		/* { "_id" : X } -> X */
+		out = bson_strdup(s && n > 12 ? s + 10 : (s ? s : "?"));
+		if (strlen(out) >= 2)
+			out[strlen(out) - 2] = '\0';
+		bson_free(s);
+		return out;
+	}
+}
+
+/* Append a refused write to the dead-letter file, durably */
+static int
+dead_letter(const char *db, const char *coll, const bson_t *selector, const char *token,
+			const uint8_t *event, uint32_t event_len, const char *field, int code,
+			const char *message)
+{
+	bson_t		d = BSON_INITIALIZER;
+	bson_t		ns;
+	bson_t		e;
+	bson_t		inner;
+	bson_iter_t it;
+	const uint8_t *data;
+	ssize_t		w;
+
+	if (A.dead_fd < 0)
+	{
+		A.dead_fd = open(A.o.dead_letter, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+		if (A.dead_fd < 0)
+		{
+			fail("could not open the dead-letter file \"%s\": %s", A.o.dead_letter, strerror(errno));
+			return -1;
+		}
+	}
+	if (token && token[0])
+		BSON_APPEND_UTF8(&d, "token", token);
+	BSON_APPEND_DOCUMENT_BEGIN(&d, "ns", &ns);
+	BSON_APPEND_UTF8(&ns, "db", db);
+	BSON_APPEND_UTF8(&ns, "coll", coll);
+	bson_append_document_end(&d, &ns);
+	if (selector && bson_iter_init_find(&it, selector, "_id"))
+		bson_append_iter(&d, "_id", 3, &it);
+	BSON_APPEND_DOCUMENT_BEGIN(&d, "error", &e);
+	BSON_APPEND_INT32(&e, "code", code);
+	BSON_APPEND_UTF8(&e, "message", message);
+	bson_append_document_end(&d, &e);
+	BSON_APPEND_DATE_TIME(&d, "at", wall_now_ms());
+	if (event && bson_init_static(&inner, event, event_len))
+		BSON_APPEND_DOCUMENT(&d, field, &inner);
+	data = bson_get_data(&d);
+	w = write(A.dead_fd, data, d.len);
+	bson_destroy(&d);
+	if (w != (ssize_t) d.len || (A.o.sync && fsync(A.dead_fd) != 0))
+	{
+		fail("could not write the dead-letter file \"%s\": %s", A.o.dead_letter,
+			 w < 0 ? strerror(errno) : "short write");
+		return -1;
+	}
+	pthread_mutex_lock(&A.lock);
+	A.stats.refused++;
+	pthread_mutex_unlock(&A.lock);
+	fprintf(stderr, "pg_bsonstream: MongoDB refused a write to %s.%s (%s); written to %s\n",
+			db, coll, message, A.o.dead_letter);
+	return 0;
+}
+
+/* A write the server refused, or one that cannot be applied: stop, or dead-letter it */
+static int
+refused(const Op *op, int code, const char *message)
+{
+	char	   *id;
+
+	if (A.o.dead_letter)
+		return dead_letter(target_db(op->ev.db), op->ev.coll, op->ev.selector, op->ev.token,
+						   op->event, op->event_len, "event", code, message);
+	id = id_json(op->ev.selector);
+	fail("MongoDB refused the change of _id %s in %s.%s (event %s): %s%s\n"
+		 "hint: Nothing past it was applied, and the next run stops there again. "
+		 "Fix the cause, or give --dead-letter=FILE to write such events there and go on.",
+		 id, target_db(op->ev.db), op->ev.coll, op->ev.token, message,
+		 code ? "" : "");
+	bson_free(id);
+	return -1;
+}
+
+static void
+add_write_op(mongoc_bulk_operation_t *bulk, const Op *op)
+{
+	bson_error_t e;
+	bson_t		opts = BSON_INITIALIZER;
+
+	switch (op->ev.kind)
+	{
+		case APPLY_REPLACE:
+		case APPLY_KEY_CHANGE_INSERT:
+			BSON_APPEND_BOOL(&opts, "upsert", true);
+			mongoc_bulk_operation_replace_one_with_opts(bulk, op->ev.selector, op->ev.doc, &opts, &e);
+			break;
+		case APPLY_UPDATE:
+			mongoc_bulk_operation_update_one_with_opts(bulk, op->ev.selector, op->ev.doc, NULL, &e);
+			break;
+		case APPLY_DELETE:
+			mongoc_bulk_operation_remove_one_with_opts(bulk, op->ev.selector, NULL, &e);
+			break;
+		case APPLY_DELETE_ALL:
+			mongoc_bulk_operation_remove_many_with_opts(bulk, op->ev.selector, NULL, &e);
+			break;
+		default:
+			break;
+	}
+	bson_destroy(&opts);
+}
+
+/* The first write error of a bulk's reply: its index and what it says */
+static int
+first_write_error(const bson_t *reply, uint32_t *index, int *code, char *msg, size_t msgsize)
+{
+	bson_iter_t it;
+	bson_iter_t arr;
+	bson_iter_t e;
+
+	if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||
+		!bson_iter_recurse(&it, &arr) || !bson_iter_next(&arr) || !bson_iter_recurse(&arr, &e))
+		return 0;
+	*index = 0;
+	*code = 0;
+	snprintf(msg, msgsize, "refused");
+	while (bson_iter_next(&e))
+	{
+		if (strcmp(bson_iter_key(&e), "index") == 0)
+			*index = (uint32_t) bson_iter_as_int64(&e);
+		else if (strcmp(bson_iter_key(&e), "code") == 0)
+			*code = (int) bson_iter_as_int64(&e);
+		else if (strcmp(bson_iter_key(&e), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&e))
+			snprintf(msg, msgsize, "%s", bson_iter_utf8(&e, NULL));
+	}
+	return 1;
+}
+
+static int
+is_write(ApplyKind k)
+{
+	return k == APPLY_REPLACE || k == APPLY_UPDATE || k == APPLY_DELETE ||
+		k == APPLY_DELETE_ALL || k == APPLY_KEY_CHANGE_INSERT;
+}
+
+/*
+ * The writes ops[idx[0..n-1]] (one collection's, in order) as ordered bulk
+ * writes: a refused one stops the run or goes to the dead-letter file and
+ * the rest follows; a transient failure is tried again, from the start of
+ * the writes not yet known to be applied (they are idempotent).
+ */
+static int
+apply_collection(int *idx, int n)
+{
+	int			from = 0;
+	double		backoff = 0;
+	int			lost_here = 0;
+
+	while (from < n)
+	{
+		const Op   *first = &A.ops[idx[from]];
+		mongoc_collection_t *coll;
+		mongoc_bulk_operation_t *bulk;
+		bson_t		opts = BSON_INITIALIZER;
+		bson_t		reply;
+		bson_error_t e;
+		int			upto = from;
+		int			nwrites = 0;
+		uint32_t	ok;
+
+		/* up to the next write that cannot be made */
+		while (upto < n && A.ops[idx[upto]].ev.kind != APPLY_REFUSED)
+			nwrites += is_write(A.ops[idx[upto++]].ev.kind);
+		if (nwrites == 0)
+		{
+			if (upto < n)
+			{
+				const Op   *r = &A.ops[idx[upto]];
+
+				if (refused(r, 0, r->ev.problem) != 0)
+					return -1;
+				upto++;
+			}
+			from = upto;
+			continue;
+		}
+		coll = mongoc_client_get_collection(A.client, target_db(first->ev.db), first->ev.coll);
+		BSON_APPEND_BOOL(&opts, "ordered", true);
+		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+		bson_destroy(&opts);
+		for (int i = from; i < upto; i++)
+			if (is_write(A.ops[idx[i]].ev.kind))
+				add_write_op(bulk, &A.ops[idx[i]]);
+		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		mongoc_bulk_operation_destroy(bulk);
+		mongoc_collection_destroy(coll);
+		if (ok)
+		{
+			bson_destroy(&reply);
+			retry_over(&backoff);
+			from = upto;
+			lost_here = 0;
+			continue;
+		}
+		{
+			uint32_t	windex;
+			int			code;
+			char		msg[1024];
+
+			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)))
+			{
+				/* the windex-th write from 'from' was refused, those before it applied */
+				int			at = from;
+				int			w = -1;
+
+				bson_destroy(&reply);
+				for (; at < upto; at++)
+					if (is_write(A.ops[idx[at]].ev.kind) && ++w == (int) windex)
+						break;
+				if (at >= upto)
+					at = upto - 1;
+				{
+					char		full[1100];
+
+					snprintf(full, sizeof(full), "%s (code %d)", msg, code);
+					if (refused(&A.ops[idx[at]], code, full) != 0)
+						return -1;
+				}
+				from = at + 1;
+				continue;
+			}
+			if (transient(&e, &reply))
+			{
+				bson_destroy(&reply);
+				/* lost twice at the same writes while the server answers: one of them is the cause */
+				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
+					continue;	/* once more at once: a connection lost by chance */
+				if (lost_here >= 2)
+				{
+					lost_here = 0;
+					if (nwrites == 1)
+					{
+						int			at = from;
+
+						while (!is_write(A.ops[idx[at]].ev.kind))
+							at++;
+						if (refused(&A.ops[idx[at]], 0, LOST_AT_WRITE) != 0)
+							return -1;
+						from = at + 1;
+						continue;
+					}
+					for (int i = from; i < upto; i++)
+					{
+						int			one[1] = {idx[i]};
+
+						if (apply_collection(one, 1) != 0)
+							return -1;
+					}
+					from = upto;
+					continue;
+				}
+				if (retry_wait(&backoff, &e) != 0)
+					return -1;
+				continue;
+			}
+			bson_destroy(&reply);
+			/* a document too large for the server, found by the driver */
+			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
+			{
+				int			at = from;
+
+				while (at < upto && !is_write(A.ops[idx[at]].ev.kind))
+					at++;
+				if (upto - from == 1 || nwrites == 1)
+				{
+					if (refused(&A.ops[idx[at]], (int) e.code, e.message) != 0)
+						return -1;
+					from = at + 1;
+					continue;
+				}
+				/* find which: one at a time */
+				for (int i = from; i < upto; i++)
+				{
+					int			one[1] = {idx[i]};
+
+					if (apply_collection(one, 1) != 0)
+						return -1;
+				}
+				from = upto;
+				continue;
+			}
+			fail("MongoDB: %s (writing to %s.%s)", e.message, target_db(first->ev.db), first->ev.coll);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One command on the progress collection's database, retried while transient */
+static int
+progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_collection_t *, void *),
+				 void *arg)
+{
+	double		backoff = 0;
+
+	for (;;)
+	{
+		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, A.progress_db,
+																 A.o.progress_coll);
+		mongoc_bulk_operation_t *bulk = build(coll, arg);
+		bson_t		reply;
+		bson_error_t e;
+		uint32_t	ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+
+		mongoc_bulk_operation_destroy(bulk);
+		mongoc_collection_destroy(coll);
+		if (ok)
+		{
+			bson_destroy(&reply);
+			retry_over(&backoff);
+			return 0;
+		}
+		if (!transient(&e, &reply))
+		{
+			bson_destroy(&reply);
+			fail("MongoDB: could not %s in %s.%s: %s", what, A.progress_db, A.o.progress_coll, e.message);
+			return -1;
+		}
+		bson_destroy(&reply);
+		if (retry_wait(&backoff, &e) != 0)
+			return -1;
+	}
+}
+
+typedef struct ProgressSet
+{
+	const char *token;
+	const char *initial;
+	int64_t		wall_ms;
+	const char *stash_id;		/* removed in the same bulk, if set */
+} ProgressSet;
+
+static mongoc_bulk_operation_t *
+build_progress(mongoc_collection_t *coll, void *arg)
+{
+	ProgressSet *p = arg;
+	bson_t		opts = BSON_INITIALIZER;
+	bson_t		sel = BSON_INITIALIZER;
+	bson_t		upd = BSON_INITIALIZER;
+	bson_t		set;
+	bson_t		uopts = BSON_INITIALIZER;
+	mongoc_bulk_operation_t *bulk;
+	bson_error_t e;
+
+	BSON_APPEND_BOOL(&opts, "ordered", true);
+	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+	BSON_APPEND_UTF8(&sel, "_id", A.o.slot);
+	BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
+	if (p->token)
+		BSON_APPEND_UTF8(&set, "token", p->token);
+	if (p->initial)
+		BSON_APPEND_UTF8(&set, "initial", p->initial);
+	if (p->wall_ms)
+		BSON_APPEND_DATE_TIME(&set, "wallTime", p->wall_ms);
+	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
+	bson_append_document_end(&upd, &set);
+	BSON_APPEND_BOOL(&uopts, "upsert", true);
+	mongoc_bulk_operation_update_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+	if (p->stash_id)
+	{
+		bson_t		s = BSON_INITIALIZER;
+
+		BSON_APPEND_UTF8(&s, "_id", p->stash_id);
+		mongoc_bulk_operation_remove_one_with_opts(bulk, &s, NULL, &e);
+		bson_destroy(&s);
+	}
+	bson_destroy(&opts);
+	bson_destroy(&sel);
+	bson_destroy(&upd);
+	bson_destroy(&uopts);
+	return bulk;
+}
+
+static int
+store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id)
+{
+	ProgressSet p = {token, initial, wall_ms, stash_id};
+
+	if (progress_command("store the position", build_progress, &p) != 0)
+		return -1;
+	if (token)
+		snprintf(A.applied, sizeof(A.applied), "%s", token);
+	if (initial)
+		snprintf(A.initial, sizeof(A.initial), "%s", initial);
+	return 0;
+}
+
+static void
+free_op(Op *op)
+{
+	event_apply_free(&op->ev);
+	free(op->event);
+}
+
+/* Apply the batch: each collection's writes, then the position of its last event */
+static int
+flush_batch(void)
+{
+	int		   *idx;
+	char	   *done;
+	int			rc = 0;
+	const Op   *last;
+
+	if (A.nops == 0)
+		return 0;
+	idx = malloc(sizeof(int) * A.nops);
+	done = calloc(A.nops, 1);
+	if (idx == NULL || done == NULL)
+	{
+		fail("out of memory");
+		free(idx);
+		free(done);
+		return -1;
+	}
+	for (int i = 0; i < A.nops && rc == 0; i++)
+	{
+		int			n = 0;
+
+		if (done[i])
+			continue;
+		for (int j = i; j < A.nops; j++)
+			if (!done[j] && strcmp(A.ops[j].ev.coll, A.ops[i].ev.coll) == 0 &&
+				strcmp(A.ops[j].ev.db, A.ops[i].ev.db) == 0)
+			{
+				idx[n++] = j;
+				done[j] = 1;
+			}
+		rc = apply_collection(idx, n);
+	}
+	free(idx);
+	free(done);
+	last = &A.ops[A.nops - 1];
+	if (rc == 0)
+		rc = store_progress(last->ev.token, NULL, last->ev.wall_ms, NULL);
+	if (rc == 0)
+	{
+		pthread_mutex_lock(&A.lock);
+		A.stats.events += A.nops;
+		snprintf(A.stats.token, sizeof(A.stats.token), "%s", last->ev.token);
+		A.stats.wall_ms = last->ev.wall_ms;
+		pthread_mutex_unlock(&A.lock);
+	}
+	for (int i = 0; i < A.nops; i++)
+		free_op(&A.ops[i]);
+	A.nops = 0;
+	A.batch_bytes = 0;
+	return rc;
+}
+
+static int
+add_op(Op *op)
+{
+	if (A.nops == A.maxops)
+	{
+		int			n = A.maxops ? A.maxops * 2 : 256;
+		Op		   *ops = realloc(A.ops, sizeof(Op) * n);
+
+		if (ops == NULL)
+		{
+			fail("out of memory");
+			return -1;
+		}
+		A.ops = ops;
+		A.maxops = n;
+	}
+	A.ops[A.nops++] = *op;
+	A.batch_bytes += op->event_len;
+	if (A.nops >= A.o.batch_events || A.batch_bytes >= BATCH_BYTES)
+		return flush_batch();
+	return 0;
+}
+
+/* The first document of filter in db.coll (NULL if none), retried while transient */
+static int
+find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found)
+{
+	double		backoff = 0;
+
+	*found = NULL;
+	for (;;)
+	{
+		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, collname);
+		bson_t		opts = BSON_INITIALIZER;
+		mongoc_cursor_t *cur;
+		const bson_t *doc;
+		bson_error_t e;
+		const bson_t *reply = NULL;
+
+		BSON_APPEND_INT64(&opts, "limit", 1);
+		cur = mongoc_collection_find_with_opts(coll, filter, &opts, NULL);
+		if (mongoc_cursor_next(cur, &doc))
+			*found = bson_copy(doc);
+		if (mongoc_cursor_error_document(cur, &e, &reply))
+		{
+			int			t = transient(&e, reply);
+
+			mongoc_cursor_destroy(cur);
+			mongoc_collection_destroy(coll);
+			bson_destroy(&opts);
+			if (!t)
+			{
+				fail("MongoDB: could not read %s.%s: %s", db, collname, e.message);
+				return -1;
+			}
+			if (retry_wait(&backoff, &e) != 0)
+				return -1;
+			continue;
+		}
+		mongoc_cursor_destroy(cur);
+		mongoc_collection_destroy(coll);
+		bson_destroy(&opts);
+		retry_over(&backoff);
+		return 0;
+	}
+}
+
+typedef struct StashArg
+{
+	const char *id;
+	const bson_t *doc;
+} StashArg;
+
+static mongoc_bulk_operation_t *
+build_stash(mongoc_collection_t *coll, void *arg)
+{
+	StashArg   *s = arg;
+	bson_t		opts = BSON_INITIALIZER;
+	bson_t		sel = BSON_INITIALIZER;
+	bson_t		doc = BSON_INITIALIZER;
+	bson_t		uopts = BSON_INITIALIZER;
+	mongoc_bulk_operation_t *bulk;
+	bson_error_t e;
+
+	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+	BSON_APPEND_UTF8(&sel, "_id", s->id);
+	BSON_APPEND_UTF8(&doc, "_id", s->id);
+	BSON_APPEND_DOCUMENT(&doc, "keyChange", s->doc);
+	BSON_APPEND_BOOL(&uopts, "upsert", true);
+	mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &doc, &uopts, &e);
+	bson_destroy(&opts);
+	bson_destroy(&sel);
+	bson_destroy(&doc);
+	bson_destroy(&uopts);
+	return bulk;
+}
+
+/*
+ * A key change: the delete of the old key (del) and the insert of the new
+ * row (ins), whose unchangedFields are taken from the old document.
+ */
+static int
+apply_key_change(Op *del, Op *ins)
+{
+	char		stash_id[200];
+	bson_t		filter = BSON_INITIALIZER;
+	bson_t	   *stash = NULL;
+	bson_t		newdoc;
+	bson_iter_t it;
+	int			rc;
+	const char *db = target_db(ins->ev.db);
+
+	if (flush_batch() != 0)
+		return -1;
+	snprintf(stash_id, sizeof(stash_id), "%s@%s", A.o.slot, ins->ev.token);
+	BSON_APPEND_UTF8(&filter, "_id", stash_id);
+	rc = find_one(A.progress_db, A.o.progress_coll, &filter, &stash);
+	bson_destroy(&filter);
+	if (rc != 0)
+		return -1;
+	if (stash && bson_iter_init_find(&it, stash, "keyChange") && BSON_ITER_HOLDS_DOCUMENT(&it))
+	{
+		uint32_t	n;
+		const uint8_t *d;
+		bson_t		s;
+
+		bson_iter_document(&it, &n, &d);
+		bson_init_static(&s, d, n);
+		bson_copy_to(&s, &newdoc);
+	}
+	else
+	{
+		bson_t	   *old = NULL;
+		int			missing;
+		StashArg	sa;
+
+		if (find_one(db, ins->ev.coll, del->ev.selector, &old) != 0)
+			return -1;
+		missing = event_key_change_document(ins->ev.doc, ins->ev.unchanged, old, &newdoc);
+		if (missing)
+		{
+			char	   *id = id_json(del->ev.selector);
+
+			fprintf(stderr, "pg_bsonstream: warning: the key change from _id %s in %s.%s found "
+					"no old document to take %d unchanged field(s) from (event %s): the target "
+					"lacked it\n", id, db, ins->ev.coll, missing, ins->ev.token);
+			bson_free(id);
+		}
+		if (old)
+			bson_destroy(old);
+		sa.id = stash_id;
+		sa.doc = &newdoc;
+		if (progress_command("store a key change", build_stash, &sa) != 0)
+		{
+			bson_destroy(&newdoc);
+			return -1;
+		}
+	}
+	if (stash)
+		bson_destroy(stash);
+	bson_destroy(ins->ev.doc);
+	ins->ev.doc = bson_copy(&newdoc);
+	bson_destroy(&newdoc);
+	{
+		int			idx[2] = {0, 1};
+		Op		   *saved = A.ops;
+		int			savedn = A.nops;
+		Op			pair[2] = {*del, *ins};
+
+		A.ops = pair;
+		A.nops = 2;
+		rc = apply_collection(idx, 2);
+		A.ops = saved;
+		A.nops = savedn;
+	}
+	if (rc == 0)
+		rc = store_progress(ins->ev.token, NULL, ins->ev.wall_ms, stash_id);
+	if (rc == 0)
+	{
+		pthread_mutex_lock(&A.lock);
+		A.stats.events += 2;
+		snprintf(A.stats.token, sizeof(A.stats.token), "%s", ins->ev.token);
+		A.stats.wall_ms = ins->ev.wall_ms;
+		pthread_mutex_unlock(&A.lock);
+	}
+	free_op(del);
+	free_op(ins);
+	return rc;
+}
+
+static int
+release_held(void)
+{
+	if (!A.has_held)
+		return 0;
+	A.has_held = 0;
+	return add_op(&A.held);
+}
+
+/* One (merged) event of the stream */
+static int
+take_event(const uint8_t *data, uint32_t len)
+{
+	Op			op;
+	char		err[300];
+
+	memset(&op, 0, sizeof(op));
+	if (event_apply_read(data, len, &op.ev, err, sizeof(err)) != 0)
+	{
+		event_apply_free(&op.ev);
+		fail("%s", err);
+		return -1;
+	}
+	op.event = malloc(len);
+	if (op.event == NULL)
+	{
+		event_apply_free(&op.ev);
+		fail("out of memory");
+		return -1;
+	}
+	memcpy(op.event, data, len);
+	op.event_len = len;
+	if (op.ev.kind == APPLY_KEY_CHANGE_INSERT)
+	{
+		if (A.has_held && strcmp(A.held.ev.coll, op.ev.coll) == 0 &&
+			strncmp(A.held.ev.token, op.ev.token, RESUME_TOKEN_LSN_DIGITS) == 0)
+		{
+			A.has_held = 0;
+			return apply_key_change(&A.held, &op);
+		}
+		/* no delete before it: a plain upsert of what it has */
+		op.ev.kind = APPLY_REPLACE;
+	}
+	if (release_held() != 0)
+	{
+		free_op(&op);
+		return -1;
+	}
+	if (op.ev.kind == APPLY_DELETE)
+	{
+		A.held = op;
+		A.has_held = 1;
+		return 0;
+	}
+	return add_op(&op);
+}
+
+static void
+free_fragments(void)
+{
+	for (int i = 0; i < A.nfragments; i++)
+	{
+		bson_destroy(&A.fragments[i]);
+		free(A.fragment_data[i]);
+	}
+	A.nfragments = 0;
+}
+
+/* An event of a segment: whole, or a fragment of a split one */
+static int
+read_event(const uint8_t *data, uint32_t len)
+{
+	int			fragment;
+	int			of;
+
+	if (!event_split_info(data, len, &fragment, &of))
+	{
+		if (A.nfragments)
+		{
+			fail("a split event whose fragments end at %d of %d", A.nfragments, of);
+			return -1;
+		}
+		return take_event(data, len);
+	}
+	if (fragment != A.nfragments + 1)
+	{
+		fail("fragment %d of a split event where %d was expected", fragment, A.nfragments + 1);
+		return -1;
+	}
+	if (A.nfragments == A.maxfragments)
+	{
+		int			n = A.maxfragments ? A.maxfragments * 2 : 4;
+
+		A.fragments = realloc(A.fragments, sizeof(bson_t) * n);
+		A.fragment_data = realloc(A.fragment_data, sizeof(uint8_t *) * n);
+		if (A.fragments == NULL || A.fragment_data == NULL)
+		{
+			fail("out of memory");
+			return -1;
+		}
+		A.maxfragments = n;
+	}
+	A.fragment_data[A.nfragments] = malloc(len);
+	if (A.fragment_data[A.nfragments] == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	memcpy(A.fragment_data[A.nfragments], data, len);
+	bson_init_static(&A.fragments[A.nfragments], A.fragment_data[A.nfragments], len);
+	A.nfragments++;
+	if (fragment == of)
+	{
+		bson_t		merged;
+		int			rc;
+
+		event_merge_fragments(A.fragments, A.nfragments, &merged);
+		free_fragments();
+		rc = take_event(bson_get_data(&merged), merged.len);
+		bson_destroy(&merged);
+		return rc;
+	}
+	return 0;
+}
+
+/* Read one BSON document from f into *buf; 1, 0 at the end, -1 on error */
+static int
+read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len)
+{
+	uint8_t		head[4];
+	size_t		n = fread(head, 1, 4, f);
+
+	if (n == 0 && feof(f))
+		return 0;
+	if (n != 4)
+		return -1;
+	*len = (uint32_t) head[0] | (uint32_t) head[1] << 8 | (uint32_t) head[2] << 16 |
+		(uint32_t) head[3] << 24;
+	if (*len < 5 || *len > 0x7fffffff)
+		return -1;
+	if (*len > *bufsize)
+	{
+		uint8_t    *b = realloc(*buf, *len);
+
+		if (b == NULL)
+			return -1;
+		*buf = b;
+		*bufsize = *len;
+	}
+	memcpy(*buf, head, 4);
+	return fread(*buf + 4, 1, *len - 4, f) == *len - 4 ? 1 : -1;
+}
+
+static int
+is_segment_name(const char *name)
+{
+	size_t		n = strlen(name);
+
+	return n == 2 * RESUME_TOKEN_LEN + 1 + 5 && name[RESUME_TOKEN_LEN] == '-' &&
+		strcmp(name + n - 5, ".bson") == 0 && resume_token_is_valid(name) &&
+		resume_token_is_valid(name + RESUME_TOKEN_LEN + 1);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * The closed segments not yet applied, in stream order (their names sort
+ * so); *bytes: their size.  NULL-terminated, malloc'ed.
+ */
+static char **
+pending_segments(uint64_t *bytes)
+{
+	char		path[4096];
+	DIR		   *d;
+	struct dirent *de;
+	char	  **names = NULL;
+	int			n = 0;
+	int			max = 0;
+
+	*bytes = 0;
+	snprintf(path, sizeof(path), "%s/changes", A.o.dir);
+	d = opendir(path);
+	if (d == NULL)
+		return calloc(1, sizeof(char *));
+	while ((de = readdir(d)) != NULL)
+	{
+		struct stat sb;
+		char		p[4400];
+
+		if (!is_segment_name(de->d_name) ||
+			(A.applied[0] && strncmp(de->d_name + RESUME_TOKEN_LEN + 1, A.applied, RESUME_TOKEN_LEN) <= 0))
+			continue;
+		if (n + 1 >= max)
+		{
+			max = max ? max * 2 : 64;
+			names = realloc(names, sizeof(char *) * max);
+		}
+		names[n++] = strdup(de->d_name);
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		if (stat(p, &sb) == 0)
+			*bytes += (uint64_t) sb.st_size;
+	}
+	closedir(d);
+	if (names == NULL)
+		return calloc(1, sizeof(char *));
+	names[n] = NULL;
+	qsort(names, n, sizeof(char *), cmp_names);
+	return names;
+}
+
+static void
+free_names(char **names)
+{
+	for (int i = 0; names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Remove the segments wholly applied (all but those kept) */
+static void
+remove_applied(void)
+{
+	char		path[4096];
+	DIR		   *d;
+	struct dirent *de;
+
+	if (A.o.keep_applied || A.applied[0] == '\0')
+		return;
+	snprintf(path, sizeof(path), "%s/changes", A.o.dir);
+	d = opendir(path);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (is_segment_name(de->d_name) &&
+			strncmp(de->d_name + RESUME_TOKEN_LEN + 1, A.applied, RESUME_TOKEN_LEN) <= 0)
+		{
+			char		p[4400];
+
+			snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+			(void) unlink(p);
+		}
+	closedir(d);
+}
+
+/* Apply one segment's events past the applied position */
+static int
+apply_segment(const char *name)
+{
+	char		path[4400];
+	FILE	   *f;
+	uint8_t    *buf = NULL;
+	size_t		bufsize = 0;
+	uint32_t	len;
+	int			r;
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/changes/%s", A.o.dir, name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+	{
+		/* replaced by a copy of itself sent again: the next look finds it */
+		if (errno == ENOENT)
+			return 0;
+		fail("could not open segment \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	while ((r = read_doc(f, &buf, &bufsize, &len)) == 1)
+	{
+		const char *token = resume_token_of_event((const char *) buf, len);
+
+		if (token == NULL)
+		{
+			fail("segment \"%s\" holds a document that is no change event", path);
+			r = -1;
+			break;
+		}
+		if (A.applied[0] && strncmp(token, A.applied, RESUME_TOKEN_LEN) <= 0 && A.nfragments == 0)
+			continue;
+		if (read_event(buf, len) != 0)
+		{
+			r = -2;
+			break;
+		}
+	}
+	if (r == -1)
+		fail("segment \"%s\" is damaged (a document cut short)", path);
+	if (r == 0 && (release_held() != 0 || flush_batch() != 0))
+		r = -2;
+	if (r == 0 && fstat(fileno(f), &sb) == 0)
+		A.applied_bytes += (uint64_t) sb.st_size;
+	fclose(f);
+	free(buf);
+	if (r == 0 && A.nfragments)
+	{
+		fail("segment \"%s\" ends in the middle of a split event", path);
+		r = -1;
+	}
+	return r == 0 ? 0 : -1;
+}
+
+/* ---- the first copy ---- */
+
+static int
+read_file(const char *path, char **out)
+{
+	FILE	   *f = fopen(path, "rb");
+	long		n;
+
+	*out = NULL;
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+	{
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	*out = malloc((size_t) n + 1);
+	if (*out == NULL || fread(*out, 1, (size_t) n, f) != (size_t) n)
+	{
+		fclose(f);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	(*out)[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+/* Is db.coll empty (or missing)?  1, 0, or -1 (failed) */
+static int
+collection_empty(const char *db, const char *coll)
+{
+	bson_t		filter = BSON_INITIALIZER;
+	bson_t	   *doc = NULL;
+	int			rc = find_one(db, coll, &filter, &doc);
+
+	bson_destroy(&filter);
+	if (rc != 0)
+		return -1;
+	if (doc)
+		bson_destroy(doc);
+	return doc == NULL;
+}
+
+/* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
+static int
+insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, int resuming)
+{
+	double		backoff = 0;
+	int			lost_here = 0;
+
+	for (;;)
+	{
+		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, collname);
+		bson_t		opts = BSON_INITIALIZER;
+		mongoc_bulk_operation_t *bulk;
+		bson_t		reply;
+		bson_error_t e;
+		uint32_t	ok;
+		int			rc = 0;
+
+		BSON_APPEND_BOOL(&opts, "ordered", false);
+		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+		for (int i = 0; i < n; i++)
+			mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e);
+		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		mongoc_bulk_operation_destroy(bulk);
+		mongoc_collection_destroy(coll);
+		bson_destroy(&opts);
+		if (ok)
+		{
+			bson_destroy(&reply);
+			retry_over(&backoff);
+			return 0;
+		}
+		{
+			bson_iter_t it;
+			bson_iter_t arr;
+			int			any = 0;
+
+			if (bson_iter_init_find(&it, &reply, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
+				bson_iter_recurse(&it, &arr))
+			{
+				while (bson_iter_next(&arr) && rc == 0)
+				{
+					bson_iter_t w;
+					int			index = -1;
+					int			code = 0;
+					const char *msg = "refused";
+
+					any = 1;
+					if (!bson_iter_recurse(&arr, &w))
+						continue;
+					while (bson_iter_next(&w))
+					{
+						if (strcmp(bson_iter_key(&w), "index") == 0)
+							index = (int) bson_iter_as_int64(&w);
+						else if (strcmp(bson_iter_key(&w), "code") == 0)
+							code = (int) bson_iter_as_int64(&w);
+						else if (strcmp(bson_iter_key(&w), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&w))
+							msg = bson_iter_utf8(&w, NULL);
+					}
+					if (code == 11000 && resuming)
+						continue;
+					if (index < 0 || index >= n)
+						index = 0;
+					if (A.o.dead_letter)
+					{
+						char		m[1100];
+
+						snprintf(m, sizeof(m), "%s (code %d)", msg, code);
+						rc = dead_letter(db, collname, docs[index], NULL, bson_get_data(docs[index]),
+										 docs[index]->len, "document", code, m);
+					}
+					else
+					{
+						char	   *id = id_json(docs[index]);
+
+						fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s "
+							 "(code %d)\nhint: Fix the cause, or give --dead-letter=FILE to write "
+							 "such documents there and go on.", id, db, collname, msg, code);
+						bson_free(id);
+						rc = -1;
+					}
+				}
+			}
+			if (any)
+			{
+				bson_destroy(&reply);
+				return rc;
+			}
+			if (transient(&e, &reply))
+			{
+				bson_destroy(&reply);
+				/* the documents written before the failure are there now */
+				resuming = 1;
+				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
+					continue;
+				if (lost_here >= 2)
+				{
+					if (n == 1)
+					{
+						if (A.o.dead_letter)
+							return dead_letter(db, collname, docs[0], NULL, bson_get_data(docs[0]),
+											   docs[0]->len, "document", 0, LOST_AT_WRITE);
+						{
+							char	   *id = id_json(docs[0]);
+
+							fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
+								 "hint: Fix the cause, or give --dead-letter=FILE to write such "
+								 "documents there and go on.", id, db, collname, LOST_AT_WRITE);
+							bson_free(id);
+						}
+						return -1;
+					}
+					for (int i = 0; i < n; i++)
+						if (insert_copy_batch(db, collname, &docs[i], 1, 1) != 0)
+							return -1;
+					return 0;
+				}
+				if (retry_wait(&backoff, &e) != 0)
+					return -1;
+				continue;
+			}
+			bson_destroy(&reply);
+			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
+			{
+				/* the driver refused one document (too large): each on its own */
+				if (n == 1)
+				{
+					if (A.o.dead_letter)
+						return dead_letter(db, collname, docs[0], NULL, bson_get_data(docs[0]),
+										   docs[0]->len, "document", (int) e.code, e.message);
+					{
+						char	   *id = id_json(docs[0]);
+
+						fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
+							 "hint: Fix the cause, or give --dead-letter=FILE to write such "
+							 "documents there and go on.", id, db, collname, e.message);
+						bson_free(id);
+					}
+					return -1;
+				}
+				for (int i = 0; i < n; i++)
+					if (insert_copy_batch(db, collname, &docs[i], 1, resuming) != 0)
+						return -1;
+				return 0;
+			}
+			fail("MongoDB: %s (the first copy of %s.%s)", e.message, db, collname);
+			return -1;
+		}
+	}
+}
+
+static int
+load_collection_documents(const char *db, const char *coll, const char *path, int resuming)
+{
+	FILE	   *f = fopen(path, "rb");
+	uint8_t    *buf = NULL;
+	size_t		bufsize = 0;
+	uint32_t	len;
+	bson_t	   *docs[COPY_BATCH];
+	int			n = 0;
+	int			r;
+	int			rc = 0;
+	size_t		bytes = 0;
+
+	if (f == NULL)
+	{
+		fail("could not open \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (r = read_doc(f, &buf, &bufsize, &len)) == 1)
+	{
+		docs[n] = bson_new_from_data(buf, len);
+		if (docs[n] == NULL)
+		{
+			fail("\"%s\" holds a damaged document", path);
+			rc = -1;
+			break;
+		}
+		bytes += len;
+		if (++n == COPY_BATCH || bytes >= BATCH_BYTES)
+		{
+			rc = insert_copy_batch(db, coll, docs, n, resuming);
+			for (int i = 0; i < n; i++)
+				bson_destroy(docs[i]);
+			n = 0;
+			bytes = 0;
+		}
+		if (A.stop == 1)
+			rc = -1;
+	}
+	if (rc == 0 && r == -1)
+	{
+		fail("\"%s\" is damaged (a document cut short)", path);
+		rc = -1;
+	}
+	if (rc == 0 && n)
+		rc = insert_copy_batch(db, coll, docs, n, resuming);
+	for (int i = 0; i < n; i++)
+		bson_destroy(docs[i]);
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+/* The indexes of a copy's metadata, but _id's, made as mongorestore makes them */
+static int
+load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
+{
+	bson_iter_t it;
+	bson_iter_t arr;
+	bson_t		cmd = BSON_INITIALIZER;
+	bson_t		list;
+	int			n = 0;
+	double		backoff = 0;
+
+	BSON_APPEND_UTF8(&cmd, "createIndexes", coll);
+	BSON_APPEND_ARRAY_BEGIN(&cmd, "indexes", &list);
+	if (bson_iter_init_find(&it, meta, "indexes") && BSON_ITER_HOLDS_ARRAY(&it) &&
+		bson_iter_recurse(&it, &arr))
+		while (bson_iter_next(&arr))
+		{
+			bson_iter_t f;
+			char		k[16];
+			const char *key;
+			bson_t		spec;
+
+			if (!BSON_ITER_HOLDS_DOCUMENT(&arr) ||
+				(bson_iter_recurse(&arr, &f) && bson_iter_find(&f, "name") &&
+				 BSON_ITER_HOLDS_UTF8(&f) && strcmp(bson_iter_utf8(&f, NULL), "_id_") == 0))
+				continue;
+			bson_uint32_to_string(n++, &key, k, sizeof(k));
+			bson_append_document_begin(&list, key, -1, &spec);
+			bson_iter_recurse(&arr, &f);
+			while (bson_iter_next(&f))
+				if (strcmp(bson_iter_key(&f), "ns") != 0)
+					bson_append_iter(&spec, NULL, 0, &f);
+			bson_append_document_end(&list, &spec);
+		}
+	bson_append_array_end(&cmd, &list);
+	if (n == 0)
+	{
+		bson_destroy(&cmd);
+		return 0;
+	}
+	for (;;)
+	{
+		mongoc_database_t *d = mongoc_client_get_database(A.client, db);
+		bson_t		reply;
+		bson_error_t e;
+		bool		ok = mongoc_database_write_command_with_opts(d, &cmd, NULL, &reply, &e);
+
+		mongoc_database_destroy(d);
+		if (ok)
+		{
+			bson_destroy(&reply);
+			bson_destroy(&cmd);
+			retry_over(&backoff);
+			return 0;
+		}
+		if (transient(&e, &reply))
+		{
+			bson_destroy(&reply);
+			if (retry_wait(&backoff, &e) != 0)
+			{
+				bson_destroy(&cmd);
+				return -1;
+			}
+			continue;
+		}
+		bson_destroy(&reply);
+		if (A.o.dead_letter)
+		{
+			int			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
+										 "createIndexes", (int) e.code, e.message);
+
+			bson_destroy(&cmd);
+			return rc;
+		}
+		fail("MongoDB refused the indexes of the first copy's %s.%s: %s\nhint: Give "
+			 "--dead-letter=FILE to write the refused index definitions there and go on "
+			 "without them.", db, coll, e.message);
+		bson_destroy(&cmd);
+		return -1;
+	}
+}
+
+typedef struct CopyColl
+{
+	char		db[256];
+	char		coll[512];
+	char		bson_path[4800];
+	bson_t	   *meta;
+} CopyColl;
+
+/* The collections of DIR/initial: from each <db>/<file>.metadata.json */
+static int
+list_copy(CopyColl **out, int *nout)
+{
+	char		root[4096];
+	DIR		   *d;
+	struct dirent *de;
+	int			n = 0;
+	int			max = 0;
+	CopyColl   *cs = NULL;
+
+	snprintf(root, sizeof(root), "%s/initial", A.o.dir);
+	*out = NULL;
+	*nout = 0;
+	d = opendir(root);
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+	{
+		char		dbdir[4400];
+		DIR		   *dd;
+		struct dirent *fe;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dbdir, sizeof(dbdir), "%s/%s", root, de->d_name);
+		dd = opendir(dbdir);
+		if (dd == NULL)
+			continue;
+		while ((fe = readdir(dd)) != NULL)
+		{
+			size_t		l = strlen(fe->d_name);
+			char		mpath[4700];
+			char	   *json;
+			bson_error_t e;
+			bson_t	   *meta;
+			bson_iter_t it;
+
+			if (l <= 14 || strcmp(fe->d_name + l - 14, ".metadata.json") != 0)
+				continue;
+			snprintf(mpath, sizeof(mpath), "%s/%s", dbdir, fe->d_name);
+			if (read_file(mpath, &json) != 0)
+			{
+				fail("could not read \"%s\": %s", mpath, strerror(errno));
+				closedir(dd);
+				closedir(d);
+				return -1;
+			}
+			meta = bson_new_from_json((const uint8_t *) json, -1, &e);
+			free(json);
+			if (meta == NULL || !bson_iter_init_find(&it, meta, "collectionName") ||
+				!BSON_ITER_HOLDS_UTF8(&it))
+			{
+				fail("\"%s\" is no collection's metadata: %s", mpath, meta ? "no collectionName" : e.message);
+				if (meta)
+					bson_destroy(meta);
+				closedir(dd);
+				closedir(d);
+				return -1;
+			}
+			if (n == max)
+			{
+				max = max ? max * 2 : 16;
+				cs = realloc(cs, sizeof(CopyColl) * max);
+			}
+			snprintf(cs[n].db, sizeof(cs[n].db), "%s", de->d_name);
+			snprintf(cs[n].coll, sizeof(cs[n].coll), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(cs[n].bson_path, sizeof(cs[n].bson_path), "%s/%.*s.bson", dbdir,
+					 (int) (l - 14) & 0xff, fe->d_name);
+			cs[n].meta = meta;
+			n++;
+		}
+		closedir(dd);
+	}
+	closedir(d);
+	*out = cs;
+	*nout = n;
+	return 0;
+}
+
+static void
+remove_tree(const char *path)
+{
+	DIR		   *d = opendir(path);
+	struct dirent *de;
+
+	if (d == NULL)
+	{
+		(void) unlink(path);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+	{
+		char		p[4400];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		remove_tree(p);
+	}
+	closedir(d);
+	(void) rmdir(path);
+}
+
+/* Load DIR/initial into MongoDB, unless done */
+static int
+load_initial(void)
+{
+	CopyColl   *cs;
+	int			n;
+	int			resuming = strcmp(A.initial, "loading") == 0;
+	int			rc = 0;
+	char		marker[4200];
+	struct stat sb;
+
+	if (strcmp(A.initial, "done") == 0)
+		return 0;
+	snprintf(marker, sizeof(marker), "%s/initial/.incomplete", A.o.dir);
+	if (stat(marker, &sb) == 0)
+	{
+		fail("the first copy in \"%s/initial\" is unfinished: it cannot be loaded", A.o.dir);
+		return -1;
+	}
+	if (list_copy(&cs, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if (!resuming)
+	{
+		for (int i = 0; i < n && rc == 0; i++)
+		{
+			int			e = collection_empty(target_db(cs[i].db), cs[i].coll);
+
+			if (e < 0)
+				rc = -1;
+			else if (e == 0)
+			{
+				fail("collection %s.%s already holds documents: the first copy would be mixed "
+					 "with them\nhint: Drop it, or give another database in the URI.",
+					 target_db(cs[i].db), cs[i].coll);
+				rc = -1;
+			}
+		}
+		if (rc == 0)
+			rc = store_progress(NULL, "loading", 0, NULL);
+	}
+	for (int i = 0; i < n && rc == 0; i++)
+	{
+		set_state("loading the first copy: %s (%d of %d)", cs[i].coll, i + 1, n);
+		rc = load_collection_documents(target_db(cs[i].db), cs[i].coll, cs[i].bson_path, resuming);
+		if (rc == 0)
+			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
+	}
+	for (int i = 0; i < n; i++)
+		bson_destroy(cs[i].meta);
+	free(cs);
+	if (rc == 0)
+		rc = store_progress(NULL, "done", 0, NULL);
+	if (rc == 0)
+	{
+		char		p[4200];
+
+		set_state("%s", "");
+		fprintf(stderr, "pg_bsonstream: the first copy is in MongoDB (%d collection%s)\n",
+				n, n == 1 ? "" : "s");
+		if (!A.o.keep_applied)
+		{
+			snprintf(p, sizeof(p), "%s/initial", A.o.dir);
+			remove_tree(p);
+		}
+	}
+	return rc;
+}
+
+static void *
+applier_main(void *arg)
+{
+	sigset_t	all;
+
+	(void) arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (load_initial() != 0)
+		return NULL;
+	for (;;)
+	{
+		uint64_t	bytes;
+		char	  **names;
+		int			any;
+
+		if (A.stop == 1)
+			break;
+		names = pending_segments(&bytes);
+		pthread_mutex_lock(&A.lock);
+		A.stats.buffer_bytes = bytes;
+		A.stats.caught_up = names[0] == NULL;
+		pthread_mutex_unlock(&A.lock);
+		any = names[0] != NULL;
+		for (int i = 0; names[i] && A.stop != 1; i++)
+			if (apply_segment(names[i]) != 0)
+			{
+				free_names(names);
+				return NULL;
+			}
+		free_names(names);
+		remove_applied();
+		if (!any)
+		{
+			if (A.stop == 2)
+				break;
+			usleep(IDLE_WAIT_US);
+		}
+	}
+	return NULL;
+}
+
+int
+apply_open(const ApplyOptions *o, char *err, size_t errsize)
+{
+	bson_error_t e;
+	mongoc_uri_t *uri;
+	bson_t		ping = BSON_INITIALIZER;
+	bson_t		reply;
+	const mongoc_write_concern_t *wc;
+	bson_t	   *progress = NULL;
+	bson_t		filter = BSON_INITIALIZER;
+	bson_iter_t it;
+	uint64_t	bytes;
+	char	  **names;
+
+	A.o = *o;
+	mongoc_init();
+	uri = mongoc_uri_new_with_error(o->uri, &e);
+	if (uri == NULL)
+	{
+		snprintf(err, errsize, "invalid --to \"%s\": %s", o->uri, e.message);
+		return -2;
+	}
+	if (mongoc_uri_get_database(uri))
+		A.uri_db = strdup(mongoc_uri_get_database(uri));
+	A.progress_db = A.uri_db ? A.uri_db : o->default_db;
+	/* the write concern: the URI's, majority when it gives none */
+	wc = mongoc_uri_get_write_concern(uri);
+	if (mongoc_write_concern_get_w(wc) == MONGOC_WRITE_CONCERN_W_DEFAULT &&
+		mongoc_write_concern_get_wtag(wc) == NULL)
+	{
+		mongoc_write_concern_t *maj = mongoc_write_concern_new();
+
+		mongoc_write_concern_set_w(maj, MONGOC_WRITE_CONCERN_W_MAJORITY);
+		if (mongoc_write_concern_get_journal(wc))
+			mongoc_write_concern_set_journal(maj, true);
+		mongoc_uri_set_write_concern(uri, maj);
+		mongoc_write_concern_destroy(maj);
+	}
+	A.client = mongoc_client_new_from_uri(uri);
+	mongoc_uri_destroy(uri);
+	if (A.client == NULL)
+	{
+		snprintf(err, errsize, "could not use --to \"%s\" (the MongoDB C driver refused it)", o->uri);
+		return -2;
+	}
+	mongoc_client_set_error_api(A.client, MONGOC_ERROR_API_VERSION_2);
+	mongoc_client_set_appname(A.client, "pg_bsonstream");
+	BSON_APPEND_INT32(&ping, "ping", 1);
+	if (!mongoc_client_command_simple(A.client, "admin", &ping, NULL, &reply, &e))
+	{
+		bson_destroy(&ping);
+		bson_destroy(&reply);
+		snprintf(err, errsize, "could not reach MongoDB at --to: %s\nhint: %s", e.message,
+				 e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ?
+				 "Check the user name, the password and authSource in the URI." :
+				 "Check the host and port in the URI and that the server runs; "
+				 "serverSelectionTimeoutMS in the URI sets how long to wait.");
+		return -1;
+	}
+	bson_destroy(&ping);
+	bson_destroy(&reply);
+	{
+		bson_t		hello = BSON_INITIALIZER;
+
+		A.max_bson_size = 16 * 1024 * 1024;
+		BSON_APPEND_INT32(&hello, "hello", 1);
+		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
+			bson_iter_init_find(&it, &reply, "maxBsonObjectSize"))
+			A.max_bson_size = (int32_t) bson_iter_as_int64(&it);
+		bson_destroy(&reply);
+		bson_destroy(&hello);
+	}
+	BSON_APPEND_UTF8(&filter, "_id", o->slot);
+	if (find_one(A.progress_db, o->progress_coll, &filter, &progress) != 0)
+	{
+		bson_destroy(&filter);
+		snprintf(err, errsize, "%s", A.errmsg);
+		return -1;
+	}
+	bson_destroy(&filter);
+	if (progress)
+	{
+		if (bson_iter_init_find(&it, progress, "token") && BSON_ITER_HOLDS_UTF8(&it))
+			snprintf(A.applied, sizeof(A.applied), "%s", bson_iter_utf8(&it, NULL));
+		if (bson_iter_init_find(&it, progress, "initial") && BSON_ITER_HOLDS_UTF8(&it))
+			snprintf(A.initial, sizeof(A.initial), "%s", bson_iter_utf8(&it, NULL));
+		bson_destroy(progress);
+	}
+	names = pending_segments(&bytes);
+	free_names(names);
+	A.start_bytes = bytes;
+	return 0;
+}
+
+int
+apply_start(char *err, size_t errsize)
+{
+	int			rc = pthread_create(&A.thread, NULL, applier_main, NULL);
+
+	if (rc != 0)
+	{
+		snprintf(err, errsize, "could not start the MongoDB applier: %s", strerror(rc));
+		return -1;
+	}
+	A.started = 1;
+	return 0;
+}
+
+int
+apply_failed(char *err, size_t errsize)
+{
+	int			f;
+
+	pthread_mutex_lock(&A.lock);
+	f = A.failed;
+	if (f)
+		snprintf(err, errsize, "%s", A.errmsg);
+	pthread_mutex_unlock(&A.lock);
+	return f;
+}
+
+void
+apply_stats(ApplyStats *s)
+{
+	pthread_mutex_lock(&A.lock);
+	*s = A.stats;
+	pthread_mutex_unlock(&A.lock);
+}
+
+int
+apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, size_t errsize)
+{
+	uint64_t	applied = A.applied_bytes;
+	uint64_t	held = A.start_bytes + written_bytes;
+
+	held = held > applied ? held - applied : 0;
+	if (A.o.max_buffer == 0 || held + more <= A.o.max_buffer)
+		return 0;
+	snprintf(err, errsize, "the changes not yet applied into MongoDB would exceed --max-buffer "
+			 "(%llu bytes in %s/changes)\nhint: MongoDB is behind or unreachable (see the "
+			 "messages above); nothing was lost: the slot keeps the rest. Run again once it "
+			 "takes writes, or give a larger --max-buffer.",
+			 (unsigned long long) held, A.o.dir);
+	return 1;
+}
+
+int
+apply_stop(int drain, char *err, size_t errsize)
+{
+	if (A.started)
+	{
+		A.stop = drain ? 2 : 1;
+		pthread_join(A.thread, NULL);
+		A.started = 0;
+	}
+	if (A.dead_fd >= 0)
+	{
+		close(A.dead_fd);
+		A.dead_fd = -1;
+	}
+	return apply_failed(err, errsize) ? -1 : 0;
+}
+
+#endif							/* HAVE_LIBMONGOC */

@@ -1,0 +1,566 @@
+#!/usr/bin/env python3
+"""Checks of pg_bsonstream --to, run by test/mongo/run.sh: PostgreSQL into a
+real MongoDB-protocol server (FerretDB), through the MongoDB C driver.
+
+The first copy and a random concurrent workload (a composite key, key
+changes of rows with TOASTed columns under REPLICA IDENTITY DEFAULT and
+FULL, rows of several MB split into fragments and merged, truncates) are
+applied while pg_bsonstream is killed with SIGKILL, FerretDB is restarted,
+PostgreSQL is restarted and the walsender is terminated; at the end every
+collection, read back through the server, equals bson_document of its
+table, document for document, byte for byte.  Then the key change of the
+README's example keeps its body; writes the server refuses stop the run
+(naming the event, the collection and the _id) or go to the dead-letter
+file; a server that cannot be reached, bad URIs and a full buffer give
+clear messages and the exit statuses of the other programs.
+
+The last line is "mongo: N passed, M failed".
+"""
+import glob
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import bson
+import psycopg2
+import pymongo
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+
+BIN = os.environ["PG_BSONSTREAM"]
+WORK = os.environ["WORK"]
+PG_BINDIR = os.environ["PG_BINDIR"]
+CLUSTER_DIR = os.environ["CLUSTER_DIR"]
+RUNAS = os.environ.get("RUNAS", "").split()
+FERRETDB = os.environ["FERRETDB"]
+MPORT = int(os.environ.get("FERRETDB_PORT", "27317"))
+DB = "xmongo"
+# FerretDB 1.24 does not answer an update or delete command of 100 statements or more
+FERRET_OPTS = ["--batch-size", "64"]
+RAW = CodecOptions(document_class=RawBSONDocument)
+
+passed = 0
+failed = 0
+
+
+def ok(name):
+    global passed
+    passed += 1
+    print("ok   " + name, flush=True)
+
+
+def fail(name, detail=""):
+    global failed
+    failed += 1
+    print("FAIL " + name, flush=True)
+    if detail:
+        for line in str(detail).splitlines()[:30]:
+            print("     | " + line, flush=True)
+
+
+def check(cond, name, detail=""):
+    if cond:
+        ok(name)
+    else:
+        fail(name, detail)
+    return cond
+
+
+def connect(db=DB):
+    conn = psycopg2.connect(dbname=db)
+    conn.autocommit = True
+    return conn
+
+
+def sql(query, args=None, db=DB):
+    conn = connect(db)
+    try:
+        cur = conn.cursor()
+        cur.execute(query, args)
+        return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------ FerretDB
+
+class Ferret:
+    """FerretDB on a loopback port, SQLite backend in a directory of its own."""
+
+    def __init__(self, name, port=MPORT):
+        self.dir = os.path.join(WORK, name)
+        self.port = port
+        self.proc = None
+        os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
+
+    def start(self):
+        log = open(os.path.join(self.dir, "ferretdb.log"), "ab")
+        self.proc = subprocess.Popen(
+            [FERRETDB, "--listen-addr=127.0.0.1:%d" % self.port, "--handler=sqlite",
+             "--sqlite-url=file:%s/" % os.path.join(self.dir, "data"), "--telemetry=disable",
+             "--debug-addr=-", "--log-level=warn"],
+            stdout=log, stderr=log)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                pymongo.MongoClient("127.0.0.1", self.port, serverSelectionTimeoutMS=300).admin.command("ping")
+                return
+            except pymongo.errors.PyMongoError:
+                time.sleep(0.1)
+        raise RuntimeError("FerretDB did not start: " + open(os.path.join(self.dir, "ferretdb.log")).read()[-2000:])
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def uri(self, db="target", extra=""):
+        return "mongodb://127.0.0.1:%d/%s?serverSelectionTimeoutMS=2000%s" % (self.port, db, extra)
+
+    def client(self):
+        return pymongo.MongoClient("127.0.0.1", self.port, document_class=RawBSONDocument,
+                                   serverSelectionTimeoutMS=5000)
+
+
+# ------------------------------------------------------------------ the tables
+
+BODY = "".join(chr(ord("a") + (i * 7) % 26) for i in range(4000))
+
+TABLES = {
+    "m1": "CREATE TABLE m1 (id int PRIMARY KEY, v text, x float8, j jsonb, at timestamptz)",
+    "m2": "CREATE TABLE m2 (a int, b text, c int, PRIMARY KEY (b, a))",
+    # TOASTed bodies, kept out of line: an update that leaves them does not log them
+    "docs": "CREATE TABLE docs (id int PRIMARY KEY, title text, body text); "
+            "ALTER TABLE docs ALTER body SET STORAGE EXTERNAL",
+    "docsf": "CREATE TABLE docsf (id int PRIMARY KEY, title text, body text); "
+             "ALTER TABLE docsf ALTER body SET STORAGE EXTERNAL; ALTER TABLE docsf REPLICA IDENTITY FULL",
+    # rows of several MB: their events under FULL are split into fragments
+    "big": "CREATE TABLE big (id int PRIMARY KEY, n int, blob text); ALTER TABLE big REPLICA IDENTITY FULL",
+}
+
+
+def setup():
+    sql("DROP DATABASE IF EXISTS " + DB, db="postgres")
+    sql("CREATE DATABASE " + DB, db="postgres")
+    sql("CREATE EXTENSION bson_out")
+    for create in TABLES.values():
+        sql(create)
+    sql("INSERT INTO m1 SELECT g, 'r' || g, g / 8.0, jsonb_build_object('g', g, 'a', jsonb_build_array(g, 'x')), "
+        "'2026-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 400) g")
+    sql("INSERT INTO m2 SELECT g, 'b' || (g % 5), g FROM generate_series(1, 300) g")
+    sql("INSERT INTO docs SELECT g, 't' || g, %s || g FROM generate_series(1, 60) g", (BODY,))
+    sql("INSERT INTO docsf SELECT g, 't' || g, %s || g FROM generate_series(1, 60) g", (BODY,))
+    sql("INSERT INTO big SELECT g, g, repeat(md5(g::text), 280000) FROM generate_series(1, 3) g")
+
+
+class Workload:
+    """Random changes from concurrent sessions, retried through restarts."""
+
+    def __init__(self, workers=3, seed=1):
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self.run, args=(seed * 100 + i,)) for i in range(workers)]
+        self.txns = 0
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def one(self, cur, rnd):
+        table = rnd.choice(["m1", "m1", "m2", "docs", "docsf"])
+        op = rnd.random()
+        k = rnd.randint(1, 800)
+        if table == "m1":
+            if op < 0.4:
+                cur.execute("INSERT INTO m1 VALUES (%s, %s, %s, %s, now()) ON CONFLICT (id) DO UPDATE "
+                            "SET v = excluded.v", (k, "v%d" % rnd.randint(0, 10 ** 6), rnd.random() * 1000,
+                                                     '{"a": [%d, "x"], "o": {"p": true}}' % k))
+            elif op < 0.8:
+                cur.execute("UPDATE m1 SET v = %s, x = x + 1 WHERE id = %s", ("u%d" % rnd.randint(0, 999), k))
+            else:
+                cur.execute("DELETE FROM m1 WHERE id = %s", (k,))
+        elif table == "m2":
+            b = "b%d" % (k % 5)
+            if op < 0.4:
+                cur.execute("INSERT INTO m2 VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", (k, b, k))
+            elif op < 0.8:
+                cur.execute("UPDATE m2 SET c = c + 1 WHERE a = %s AND b = %s", (k, b))
+            elif op < 0.998:
+                cur.execute("DELETE FROM m2 WHERE a = %s AND b = %s", (k, b))
+            else:
+                cur.execute("TRUNCATE m2")
+        elif table in ("docs", "docsf"):
+            k = rnd.randint(1, 120)
+            if op < 0.25:
+                cur.execute("INSERT INTO " + table + " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                            (k, "n%d" % k, BODY + str(rnd.randint(0, 99))))
+            elif op < 0.6:
+                # the body left as it is: not in the WAL under DEFAULT
+                cur.execute("UPDATE " + table + " SET title = %s WHERE id = %s", ("u%d" % rnd.randint(0, 999), k))
+            elif op < 0.85:
+                # a key change that leaves the body: the insert lacks it (DEFAULT)
+                cur.execute("UPDATE " + table + " SET id = %s WHERE id = %s AND NOT EXISTS "
+                            "(SELECT 1 FROM " + table + " WHERE id = %s)", (k + 1000, k, k + 1000))
+                cur.execute("UPDATE " + table + " SET id = %s WHERE id = %s AND NOT EXISTS "
+                            "(SELECT 1 FROM " + table + " WHERE id = %s)", (k, k + 1000, k))
+            else:
+                cur.execute("DELETE FROM " + table + " WHERE id = %s", (k,))
+
+    def run(self, seed):
+        rnd = random.Random(seed)
+        conn = None
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = psycopg2.connect(dbname=DB)
+                cur = conn.cursor()
+                for _ in range(rnd.randint(1, 4)):
+                    self.one(cur, rnd)
+                if rnd.random() < 0.1:
+                    conn.rollback()
+                else:
+                    conn.commit()
+                    self.txns += 1
+                time.sleep(rnd.random() * 0.01)
+            except psycopg2.Error:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+                conn = None
+                time.sleep(0.1)
+        if conn is not None:
+            conn.close()
+
+
+def tables_now(tables):
+    out = {}
+    conn = connect()
+    cur = conn.cursor()
+    for t in tables:
+        cur.execute("SELECT bson_document(t) FROM %s t" % t)
+        docs = {}
+        for (raw,) in cur.fetchall():
+            raw = bytes(raw)
+            d = bson.decode(raw, codec_options=RAW)
+            docs[bson.encode({"k": d["_id"]})] = raw
+        out[t] = docs
+    conn.close()
+    return out
+
+
+def collections_now(ferret, db, tables):
+    client = ferret.client()
+    out = {}
+    for t in tables:
+        docs = {}
+        for d in client[db][t].find():
+            docs[bson.encode({"k": d["_id"]})] = d.raw
+        out[t] = docs
+    client.close()
+    return out
+
+
+def compare(name, ferret, db, tables):
+    """Every collection read back through the server equals bson_document of its table."""
+    now = tables_now(tables)
+    got = collections_now(ferret, db, tables)
+    bad = []
+    for t in tables:
+        missing = [k for k in now[t] if k not in got[t]]
+        differ = [k for k in now[t] if k in got[t] and got[t][k] != now[t][k]]
+        surplus = [k for k in got[t] if k not in now[t]]
+        if missing or differ or surplus:
+            bad.append("%s: %d missing, %d different, %d surplus (of %d)"
+                       % (t, len(missing), len(differ), len(surplus), len(now[t])))
+            for k in differ[:2]:
+                bad.append("  table:      %r" % bson.decode(now[t][k])) if len(now[t][k]) < 600 else None
+                bad.append("  collection: %r" % bson.decode(got[t][k])) if len(got[t][k]) < 600 else None
+    return check(not bad, "%s: every collection read back through the server equals its table byte for "
+                 "byte (%s)" % (name, ", ".join("%s %d" % (t, len(now[t])) for t in tables)),
+                 "\n".join(b for b in bad if b))
+
+
+def lsn_value(s):
+    hi, lo = s.split("/")
+    return (int(hi, 16) << 32) | int(lo, 16)
+
+
+def current_lsn():
+    return sql("SELECT pg_current_wal_lsn()::text")[0][0]
+
+
+def run_client(slot, out, to, *extra, create=False, timeout=300, endpos=None):
+    """pg_bsonstream to completion (--endpos): (exit status, stderr)."""
+    args = [BIN, "-d", DB, "--slot", slot, "-o", out, "--to", to, "--segment-time", "0.3",
+            "--segment-size", "64kB", "--status-interval", "1", "--no-sync"] + FERRET_OPTS + list(extra)
+    if create:
+        args += ["--create-slot", "--initial-copy"]
+    if endpos:
+        args += ["--endpos", endpos]
+    r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return r.returncode, r.stderr
+
+
+def start_client(slot, out, to, *extra, create=False):
+    args = [BIN, "-d", DB, "--slot", slot, "-o", out, "--to", to, "--segment-time", "0.3",
+            "--segment-size", "64kB", "--status-interval", "1"] + FERRET_OPTS + list(extra)
+    if create:
+        args += ["--create-slot", "--initial-copy", "--jobs", "2"]
+    err = open(os.path.join(WORK, slot + ".stderr"), "ab")
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def wait_slot_free(slot, timeout=30):
+    """Until the walsender of a killed client has let the slot go."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if sql("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,)) == [(False,)]:
+            return
+        time.sleep(0.1)
+
+
+def restart_postgres():
+    subprocess.run(RUNAS + [os.path.join(PG_BINDIR, "pg_ctl"), "-D", os.path.join(CLUSTER_DIR, "data"),
+                            "-m", "fast", "-w", "restart"], check=True, stdout=subprocess.DEVNULL)
+
+
+def progress_doc(ferret, db, slot, coll="bson_out_progress"):
+    c = pymongo.MongoClient("127.0.0.1", ferret.port, serverSelectionTimeoutMS=5000)
+    try:
+        return c[db][coll].find_one({"_id": slot})
+    finally:
+        c.close()
+
+
+# ------------------------------------------------------------------ scenarios
+
+def main_run(ferret):
+    """The first copy and a random workload, through kills and restarts on every side."""
+    out = os.path.join(WORK, "main")
+    slot = "to_mongo"
+    tables = list(TABLES)
+    wl = Workload(seed=7)
+    wl.start()
+    time.sleep(0.5)
+    proc = start_client(slot, out, ferret.uri(), create=True)
+    rnd = random.Random(11)
+    events = []
+    for step in ["kill", "ferret", "postgres", "walsender", "kill", "ferret-kill", "kill"]:
+        time.sleep(2 + rnd.random() * 2)
+        if step == "kill":
+            proc.kill()
+            proc.wait()
+            wait_slot_free(slot)
+            proc = start_client(slot, out, ferret.uri())
+        elif step == "ferret":
+            ferret.stop()
+            time.sleep(1 + rnd.random())
+            ferret.start()
+        elif step == "ferret-kill":
+            ferret.stop(signal.SIGKILL)
+            time.sleep(1)
+            ferret.start()
+        elif step == "postgres":
+            restart_postgres()
+        elif step == "walsender":
+            sql("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        events.append(step)
+        if len(events) == 2:
+            # rows of 9 MB: an update of one column (9 MB), and of the large one, whose
+            # event of 18 MB is split into two fragments and merged again
+            sql("UPDATE big SET n = n + 1 WHERE id = 1")
+            sql("UPDATE big SET n = n + 1, blob = repeat(md5('new'), 280000) WHERE id = 2")
+    wl.finish()
+    end = current_lsn()
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    wait_slot_free(slot)
+    try:
+        rc = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    check(rc == 0, "main: SIGTERM after %d transactions through %s: exit 0" % (wl.txns, ", ".join(events)),
+          "exit status %s\n%s" % (rc, open(os.path.join(WORK, slot + ".stderr")).read()[-3000:]))
+    rc, err = run_client(slot, out, ferret.uri(), endpos=end)
+    check(rc == 0, "main: a last run to --endpos applies the rest", err[-3000:])
+    compare("main", ferret, "target", tables)
+    log = open(os.path.join(WORK, slot + ".stderr")).read() + err
+    check("the first copy is in MongoDB (5 collections)" in log, "main: the first copy loaded, said once",
+          log[-2000:])
+    check(re.search(r"MongoDB: .*; retrying", log) and "MongoDB answers again" in log,
+          "main: FerretDB's restarts were said and retried", log[-3000:])
+    left = glob.glob(os.path.join(out, "changes", "*.bson"))
+    check(not left and not os.path.exists(os.path.join(out, "initial")),
+          "main: the applied segments and the first copy removed", left)
+    p = progress_doc(ferret, "target", slot)
+    check(p is not None and p.get("initial") == "done" and re.fullmatch(r"[0-9A-F]{32}", p.get("token", "")),
+          "main: the progress document holds the position applied", p)
+    stash = [d for d in ferret.client()["target"]["bson_out_progress"].find() if d["_id"] != slot]
+    check(not stash, "main: no key change left in the progress collection", stash)
+    sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+
+
+def key_change_run(ferret):
+    """The README's case: a key change of a row with a TOASTed body under DEFAULT keeps the body."""
+    sql("CREATE TABLE kc (id int PRIMARY KEY, title text, body text)")
+    sql("ALTER TABLE kc ALTER body SET STORAGE EXTERNAL")
+    sql("INSERT INTO kc VALUES (1, 't1', %s)", (BODY,))
+    out = os.path.join(WORK, "kc")
+    rc, err = run_client("kc", out, ferret.uri("kcdb"), "--include-tables", "public.kc", create=True,
+                         endpos=current_lsn())
+    check(rc == 0, "key change: first copy", err)
+    sql("UPDATE kc SET id = 2 WHERE id = 1")
+    rc, err = run_client("kc", out, ferret.uri("kcdb"), "--include-tables", "public.kc", endpos=current_lsn())
+    c = ferret.client()
+    docs = [bson.decode(d.raw) for d in c["kcdb"]["kc"].find()]
+    c.close()
+    check(rc == 0 and docs == [{"_id": 2, "id": 2, "title": "t1", "body": BODY}],
+          "key change: UPDATE kc SET id = 2 WHERE id = 1 ends with {_id: 2, id: 2, title, body}: the body kept",
+          "%s %s %s" % (rc, err[-1000:], [{k: (v if k != "body" else len(v)) for k, v in d.items()} for d in docs]))
+    compare("key change", ferret, "kcdb", ["kc"])
+    sql("SELECT pg_drop_replication_slot('kc')")
+    sql("DROP TABLE kc")
+
+
+def refusals_run(ferret):
+    """Values FerretDB does not store: the run stops naming the event, or they go to the dead-letter file."""
+    sql("CREATE TABLE rf (id int PRIMARY KEY, x float8, j jsonb)")
+    sql("INSERT INTO rf VALUES (1, 1.5, '{}')")
+    out = os.path.join(WORK, "rf")
+    base = ("--include-tables", "public.rf")
+    rc, err = run_client("rf", out, ferret.uri("rfdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "refusals: first copy", err)
+    sql("INSERT INTO rf VALUES (2, 'NaN', '{}')")
+    sql("INSERT INTO rf VALUES (3, 3, '{}')")
+    end = current_lsn()
+    rc, err = run_client("rf", out, ferret.uri("rfdb"), *base, endpos=end)
+    check(rc == 1 and re.search(r"MongoDB refused the change of _id 2 in rfdb\.rf \(event [0-9A-F]{32}\)", err)
+          and "--dead-letter" in err,
+          "refusals: NaN, which FerretDB refuses, stops the run naming the _id, the collection and the event",
+          "exit %s: %s" % (rc, err[-2000:]))
+    rc2, err2 = run_client("rf", out, ferret.uri("rfdb"), *base, endpos=end)
+    check(rc2 == 1 and "_id 2" in err2, "refusals: the next run stops there again", err2[-1000:])
+    dl = os.path.join(WORK, "rf.dead.bson")
+    sql("INSERT INTO rf VALUES (4, 4, '{\"a.b\": 1}')")
+    sql("INSERT INTO rf VALUES (5, 5, '[[1, 2]]')")
+    sql("INSERT INTO rf VALUES (6, 6, '{}')")
+    rc, err = run_client("rf", out, ferret.uri("rfdb"), *base, "--dead-letter", dl, endpos=current_lsn())
+    dead = []
+    if os.path.exists(dl):
+        with open(dl, "rb") as f:
+            dead = list(bson.decode_file_iter(f))
+    c = ferret.client()
+    ids = sorted(bson.decode(d.raw)["_id"] for d in c["rfdb"]["rf"].find())
+    c.close()
+    dead_ids = sorted(d.get("_id") for d in dead)
+    check(rc == 0 and 2 in dead_ids and ids == sorted(set([1, 3, 4, 5, 6]) - set(dead_ids)) and
+          all(d["event"]["documentKey"]["_id"] == d["_id"] and d["error"]["message"] for d in dead),
+          "refusals: with --dead-letter the refused events are in the file (event, error) and the rest applied",
+          "exit %s, collection %s, dead-letter %s\n%s" % (rc, ids, dead_ids, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('rf')")
+    sql("DROP TABLE rf")
+
+
+def errors_run(ferret):
+    out = os.path.join(WORK, "err")
+    base = [BIN, "-d", DB, "--slot", "e1", "-o", out]
+
+    def run(extra):
+        r = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
+        return r.returncode, r.stderr
+
+    rc, err = run(["--to", "http://127.0.0.1/"])
+    check(rc == 2 and "invalid --to" in err, "errors: a URI that is not mongodb:// is a usage error (exit 2)", err)
+    rc, err = run(["--to", "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=300", "--create-slot"])
+    slots = sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'e1'")[0][0]
+    check(rc == 1 and "could not reach MongoDB" in err and "hint:" in err and slots == 0,
+          "errors: an unreachable MongoDB at the start: exit 1 with a hint, no slot made", "%s %s %s" % (rc, err, slots))
+    rc, err = run(["-o", "-", "--to", ferret.uri()])
+    check(rc == 2 and "--to needs -o DIR" in err, "errors: --to with -o -", err)
+    rc, err = run(["--dead-letter", "x"])
+    check(rc == 2 and "are for --to" in err, "errors: --dead-letter without --to", err)
+    rc, err = run(["--to", ferret.uri(), "--batch-size", "0"])
+    check(rc == 2 and "--batch-size" in err, "errors: --batch-size 0", err)
+    rc, err = run(["--to", ferret.uri(), "--max-buffer", "1x"])
+    check(rc == 2 and "--max-buffer" in err, "errors: --max-buffer 1x", err)
+
+
+def buffer_run(ferret):
+    """MongoDB down: the stream goes on into local segments, up to --max-buffer, then a clear error."""
+    sql("CREATE TABLE bf (id int PRIMARY KEY, v text)")
+    out = os.path.join(WORK, "bf")
+    rc, err = run_client("bf", out, ferret.uri("bfdb"), "--include-tables", "public.bf", create=True,
+                         endpos=current_lsn())
+    check(rc == 0, "buffer: start", err)
+    ferret.stop()
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "bf", "-o", out, "--to", ferret.uri("bfdb"),
+                             "--include-tables", "public.bf", "--max-buffer", "1MB", "--segment-size", "64kB",
+                             "--segment-time", "0.3", "--no-sync"] + FERRET_OPTS,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # it cannot start without MongoDB: started again once FerretDB answers, then FerretDB stops
+    time.sleep(3)
+    first = proc.poll()
+    if first is not None:
+        ferret.start()
+        proc = subprocess.Popen([BIN, "-d", DB, "--slot", "bf", "-o", out, "--to", ferret.uri("bfdb"),
+                                 "--include-tables", "public.bf", "--max-buffer", "1MB", "--segment-size",
+                                 "64kB", "--segment-time", "0.3", "--no-sync"] + FERRET_OPTS,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        ferret.stop()
+    sql("INSERT INTO bf SELECT g, repeat('x', 1000) FROM generate_series(1, 400) g")
+    slot_before = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'bf'")[0][0]
+    sql("INSERT INTO bf SELECT g, repeat('y', 1000) FROM generate_series(401, 3000) g")
+    try:
+        rc = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    err = proc.stderr.read()
+    check(rc == 1 and "would exceed --max-buffer" in err and "nothing was lost" in err,
+          "buffer: MongoDB down, the segments reach --max-buffer: exit 1, said", "%s %s" % (rc, err[-1500:]))
+    confirmed = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'bf'")[0][0]
+    check(lsn_value(confirmed) >= lsn_value(slot_before),
+          "buffer: while MongoDB was down the slot was confirmed from the local segments", (slot_before, confirmed))
+    ferret.start()
+    rc, err = run_client("bf", out, ferret.uri("bfdb"), "--include-tables", "public.bf", "--max-buffer", "64MB",
+                         endpos=current_lsn())
+    check(rc == 0, "buffer: MongoDB back, the rest applied", err[-1500:])
+    compare("buffer", ferret, "bfdb", ["bf"])
+    sql("SELECT pg_drop_replication_slot('bf')")
+    sql("DROP TABLE bf")
+
+
+def main():
+    ferret = Ferret("ferret")
+    ferret.start()
+    try:
+        setup()
+        only = os.environ.get("ONLY", "").split()
+        for run in (errors_run, key_change_run, refusals_run, main_run, buffer_run):
+            if not only or run.__name__ in only:
+                run(ferret)
+    finally:
+        ferret.stop()
+    print("mongo: %d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
