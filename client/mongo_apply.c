@@ -1786,13 +1786,16 @@ applier_main(void *arg)
 		pthread_mutex_unlock(&A.lock);
 		any = names[0] != NULL;
 		for (int i = 0; names[i] && A.stop != 1; i++)
+		{
 			if (apply_segment(names[i]) != 0)
 			{
 				free_names(names);
 				return NULL;
 			}
+			/* each segment removed once applied: the buffer shrinks as it goes */
+			remove_applied();
+		}
 		free_names(names);
-		remove_applied();
 		if (!any)
 		{
 			if (A.stop == 2)

@@ -6,12 +6,16 @@
 # with pg_bsonexport (mongorestore's format) and read that file back, with
 # pymongo and with bson_documents/bson_to_json inside the database; then
 # stream a few changes through bson_out as a logical decoding output plugin
-# and show the change events.
+# and show the change events; then the whole pipeline into a MongoDB-protocol
+# server (FerretDB, built once, on a loopback port): pg_bsonstream --to makes
+# the first copy there and applies a change made in PostgreSQL, which
+# pymongo then reads from the collection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-install_packages libpq-dev
+source scripts/ferretdb.sh
+install_packages libpq-dev libmongoc-dev pkg-config
 build_install
 logical_decoding_opts
 cluster_start
@@ -82,3 +86,45 @@ DELETE FROM orders WHERE id = 2;
 SELECT bson_to_json(data) AS event FROM pg_logical_slot_get_binary_changes('to_mongo', NULL, NULL);
 SELECT pg_drop_replication_slot('to_mongo');
 SQL
+
+echo
+echo "PostgreSQL into MongoDB: pg_bsonstream --to, the first copy and then every change (FerretDB here):"
+FERRET_DIR=$CLUSTER_DIR/ferretdb
+FERRET_PORT=$(( 27400 + RANDOM % 500 ))
+ferretdb_start "$FERRET_DIR" "$FERRET_PORT" >/dev/null
+STREAM_PID=
+trap 'kill $STREAM_PID 2>/dev/null; wait $STREAM_PID 2>/dev/null; ferretdb_stop "$FERRET_DIR"; cluster_stop' EXIT
+# no numeric here: FerretDB does not store Decimal128 (MongoDB does)
+psql -qX -v ON_ERROR_STOP=1 -c "CREATE TABLE stock (id int PRIMARY KEY, item text, qty int, at timestamptz)" \
+	-c "INSERT INTO stock VALUES (1, 'pen', 2, now()), (2, 'ink', 1, now())"
+echo "\$ pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables public.stock -o DIR --to mongodb://127.0.0.1:$FERRET_PORT/shop"
+pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables public.stock \
+	-o "$CLUSTER_DIR/stream" --to "mongodb://127.0.0.1:$FERRET_PORT/shop" --segment-time 0.2 -q &
+STREAM_PID=$!
+show_orders() {
+	"$PYTHON" - "$FERRET_PORT" <<'PY'
+import sys, time, pymongo
+c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]))
+for d in c.shop.stock.find(sort=[("_id", 1)]):
+    print("  ", dict(d))
+PY
+}
+wait_orders() {   # until the collection has $1 documents with qty $2 for _id 1
+	"$PYTHON" - "$FERRET_PORT" "$1" "$2" <<'PY'
+import sys, time, pymongo
+c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]))
+for _ in range(300):
+    one = c.shop.stock.find_one({"_id": 1})
+    if c.shop.stock.count_documents({}) == int(sys.argv[2]) and one and one["qty"] == int(sys.argv[3]):
+        break
+    time.sleep(0.1)
+PY
+}
+wait_orders 2 2
+echo "The collection shop.stock in MongoDB after the first copy (read with pymongo):"
+show_orders
+echo "\$ psql -c \"UPDATE stock SET qty = 5 WHERE id = 1\" -c \"INSERT INTO stock VALUES (3, 'pad', 9, now())\""
+psql -qX -v ON_ERROR_STOP=1 -c "UPDATE stock SET qty = 5 WHERE id = 1" -c "INSERT INTO stock VALUES (3, 'pad', 9, now())"
+wait_orders 3 5
+echo "... and a moment later, the same collection:"
+show_orders

@@ -141,6 +141,9 @@ debian12_suite() {
 			debian12_failed "could not copy $CITUS_ARCHIVE into the root" || return
 		env+=(CITUS_ARCHIVE="/src/shared/vendor/$(basename "$CITUS_ARCHIVE")")
 	fi
+	# FerretDB for the mongo stage: the root's Go is too old to build it, the host's binary is static
+	source "$(dirname "${BASH_SOURCE[0]}")/ferretdb.sh"
+	ferretdb_into_root "$DEBIAN12_ROOT" || debian12_failed "could not put FerretDB into the root" || return
 	log "running the suite in the fresh Debian 12 root $DEBIAN12_ROOT"
 	started=$SECONDS
 	in_root --bind "$DEBIAN12_DEBS" /var/cache/apt/archives "$DEBIAN12_ROOT" \

@@ -100,11 +100,15 @@ if [ "$(pg_kind "$PG_MAJOR")" = chroot ]; then
 	mkdir -p "$root/src/bson_out"
 	tree_archive "$root/src/bson_out.tar" && tar -xf "$root/src/bson_out.tar" -C "$root/src/bson_out" ||
 		{ echo "tests: 0 passed, 1 failed"; exit 1; }
+	# the root has no Go to build FerretDB: the host's static binary goes in
+	source scripts/ferretdb.sh
+	ferretdb_into_root "$root" || { echo "tests: 0 passed, 1 failed"; exit 1; }
 	in_root "$root" /bin/bash /src/bson_out/scripts/test.sh --pg "$PG_MAJOR"
 	exit $?
 fi
 
-install_packages libpq-dev libbson-dev pkg-config time || exit 1
+# libmongoc-dev: pg_bsonstream --to (into MongoDB), which the mongo stage tests
+install_packages libpq-dev libbson-dev libmongoc-dev pkg-config time || exit 1
 make -s PG_CONFIG="$PG_BINDIR/pg_config" clean >/dev/null 2>&1
 build_install COPT=-Werror || exit 1
 echo "server: $("$PG_BINDIR/postgres" --version | sed "s/^postgres (PostgreSQL) //") ($(pg_build_description "$PG_MAJOR"))"
@@ -292,6 +296,10 @@ stage stream "pg_bsonstream tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" 
 log "the document model: pg_bsonexport, the first copy and the events write the same documents"
 stage model "document model tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" \
 	PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/model/run.sh
+
+# into MongoDB: pg_bsonstream --to against FerretDB, through kills and restarts on both sides
+log "pg_bsonstream --to: the first copy and every change applied into FerretDB"
+stage mongo "pg_bsonstream --to tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/mongo/run.sh
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then

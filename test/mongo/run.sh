@@ -36,7 +36,7 @@ unset PGHOST PGPORT PGDATABASE PGUSER
 CLUSTER_OPTS="-c wal_level=logical -c max_replication_slots=20 -c max_wal_senders=20 -c fsync=off" \
 	cluster_start || exit 1
 # check.py stops the FerretDB it starts; a crash of check.py leaves none behind either
-trap 'pkill -f -- "--sqlite-url=file:$WORK/" 2>/dev/null; cluster_stop; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+trap '{ command -v pkill >/dev/null && pkill -f -- "--sqlite-url=file:$WORK/"; } 2>/dev/null; cluster_stop; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 
 if psql -qXAtc 'SHOW output_plugin_libraries' >/dev/null 2>&1; then
 	psql -qXc "ALTER SYSTEM SET output_plugin_libraries = pgoutput, test_decoding, bson_out" \

@@ -35,7 +35,7 @@ source test/packaging/common.sh
 [ "$(pg_kind "$PG_MAJOR")" = debian ] ||
 	skip "PostgreSQL $PG_MAJOR is built from source here (scripts/servers.sh), and postgresql-NN-bson-out builds only against Debian's PostgreSQL packages"
 [ "$(id -u)" -eq 0 ] || skip "dpkg -i needs root"
-install_debian_packages build-essential debhelper postgresql-all lintian ||
+install_debian_packages build-essential debhelper postgresql-all lintian libmongoc-dev pkg-config ||
 	{ fail "installing the Debian packages that build the package"; finish; }
 pg_buildext supported-versions | grep -qx "$PG_MAJOR" ||
 	skip "PostgreSQL $PG_MAJOR is not a version this postgresql-common supports ($(pg_buildext supported-versions | xargs))"
