@@ -506,6 +506,24 @@ apply_collection(int *idx, int n)
 			int			code;
 			char		msg[1024];
 
+			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)) && nwrites > 1)
+			{
+				/*
+				 * Which write was refused: one at a time (they are
+				 * idempotent), since a server may report the index wrong
+				 * (FerretDB 1.24 does for updates).
+				 */
+				bson_destroy(&reply);
+				for (int i = from; i < upto; i++)
+				{
+					int			one[1] = {idx[i]};
+
+					if (apply_collection(one, 1) != 0)
+						return -1;
+				}
+				from = upto;
+				continue;
+			}
 			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)))
 			{
 				/* the windex-th write from 'from' was refused, those before it applied */

@@ -35,8 +35,10 @@ install_debian_packages() {
 
 # The packages the project needs, and the PostgreSQL server of PG_MAJOR:
 # Debian's packages, or a build from Debian's source package (servers.sh).
+# The client programs build with libbson and the MongoDB C driver (libmongoc),
+# found with pkg-config.
 install_packages() {
-	local common=(make gcc python3 python3-bson python3-pymongo python3-psycopg2 "$@")
+	local common=(make gcc pkg-config libbson-dev libmongoc-dev python3 python3-bson python3-pymongo python3-psycopg2 "$@")
 	case $(pg_kind "$PG_MAJOR") in
 	source)
 		install_debian_packages postgresql-common "${common[@]}" && pg_build_source "$PG_MAJOR" ;;
