@@ -372,11 +372,11 @@ refused(const Op *op, int code, const char *message)
 		return dead_letter(target_db(op->ev.db), op->ev.coll, op->ev.selector, op->ev.token,
 						   op->event, op->event_len, "event", code, message);
 	id = id_json(op->ev.selector);
-	fail("MongoDB refused the change of _id %s in %s.%s (event %s): %s%s\n"
+	fail("MongoDB refused the change of _id %s in %s.%s (event %s): %s\n"
 		 "hint: Nothing past it was applied, and the next run stops there again. "
 		 "Fix the cause, or give --dead-letter=FILE to write such events there and go on.",
-		 id, target_db(op->ev.db), op->ev.coll, op->ev.token, message,
-		 code ? "" : "");
+		 id, target_db(op->ev.db), op->ev.coll, op->ev.token, message);
+	(void) code;
 	bson_free(id);
 	return -1;
 }
@@ -440,6 +440,35 @@ is_write(ApplyKind k)
 {
 	return k == APPLY_REPLACE || k == APPLY_UPDATE || k == APPLY_DELETE ||
 		k == APPLY_DELETE_ALL || k == APPLY_KEY_CHANGE_INSERT;
+}
+
+static int	apply_collection(int *idx, int n);
+
+/*
+ * The writes idx[from..upto) failed together for a cause that is one of
+ * theirs (a value the server cannot take): the only write among them is
+ * refused (code, message); several are written again one at a time (they
+ * are idempotent), which finds the one.  Returns the next 'from', or -1.
+ */
+static int
+isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char *message)
+{
+	if (nwrites == 1)
+	{
+		int			at = from;
+
+		while (!is_write(A.ops[idx[at]].ev.kind))
+			at++;
+		return refused(&A.ops[idx[at]], code, message) != 0 ? -1 : at + 1;
+	}
+	for (int i = from; i < upto; i++)
+	{
+		int			one[1] = {idx[i]};
+
+		if (apply_collection(one, 1) != 0)
+			return -1;
+	}
+	return upto;
 }
 
 /*
@@ -514,14 +543,8 @@ apply_collection(int *idx, int n)
 				 * (FerretDB 1.24 does for updates).
 				 */
 				bson_destroy(&reply);
-				for (int i = from; i < upto; i++)
-				{
-					int			one[1] = {idx[i]};
-
-					if (apply_collection(one, 1) != 0)
-						return -1;
-				}
-				from = upto;
+				if ((from = isolate_failure(idx, from, upto, nwrites, code, msg)) < 0)
+					return -1;
 				continue;
 			}
 			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)))
@@ -555,25 +578,8 @@ apply_collection(int *idx, int n)
 				if (lost_here >= 2)
 				{
 					lost_here = 0;
-					if (nwrites == 1)
-					{
-						int			at = from;
-
-						while (!is_write(A.ops[idx[at]].ev.kind))
-							at++;
-						if (refused(&A.ops[idx[at]], 0, LOST_AT_WRITE) != 0)
-							return -1;
-						from = at + 1;
-						continue;
-					}
-					for (int i = from; i < upto; i++)
-					{
-						int			one[1] = {idx[i]};
-
-						if (apply_collection(one, 1) != 0)
-							return -1;
-					}
-					from = upto;
+					if ((from = isolate_failure(idx, from, upto, nwrites, 0, LOST_AT_WRITE)) < 0)
+						return -1;
 					continue;
 				}
 				if (retry_wait(&backoff, &e) != 0)
@@ -584,26 +590,8 @@ apply_collection(int *idx, int n)
 			/* a document too large for the server, found by the driver */
 			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
 			{
-				int			at = from;
-
-				while (at < upto && !is_write(A.ops[idx[at]].ev.kind))
-					at++;
-				if (upto - from == 1 || nwrites == 1)
-				{
-					if (refused(&A.ops[idx[at]], (int) e.code, e.message) != 0)
-						return -1;
-					from = at + 1;
-					continue;
-				}
-				/* find which: one at a time */
-				for (int i = from; i < upto; i++)
-				{
-					int			one[1] = {idx[i]};
-
-					if (apply_collection(one, 1) != 0)
-						return -1;
-				}
-				from = upto;
+				if ((from = isolate_failure(idx, from, upto, nwrites, (int) e.code, e.message)) < 0)
+					return -1;
 				continue;
 			}
 			fail("MongoDB: %s (writing to %s.%s)", e.message, target_db(first->ev.db), first->ev.coll);

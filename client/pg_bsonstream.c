@@ -226,6 +226,18 @@ seconds_option(const char *name, const char *arg)
 	return v;
 }
 
+/* A size option: usage error for anything but bytes > 0, with a unit or not */
+static uint64_t
+size_option(const char *name, const char *arg)
+{
+	uint64_t	v;
+
+	if (parse_size(arg, &v) != 0 || v == 0)
+		die_usage("invalid %s \"%s\": give bytes, or a number with a unit "
+				  "kB, MB, GB or TB (1024-based)", name, arg);
+	return v;
+}
+
 static const char *const default_progress_collection = "bson_out_progress";
 static const uint64_t default_max_buffer = (uint64_t) 16 * 1024 * 1024 * 1024;
 static const int default_batch_size = 1000;
@@ -322,9 +334,7 @@ parse_options(int argc, char **argv)
 				opt.dead_letter = optarg;
 				break;
 			case 17:
-				if (parse_size(optarg, &opt.max_buffer) != 0 || opt.max_buffer == 0)
-					die_usage("invalid --max-buffer \"%s\": give bytes, or a number with a unit "
-							  "kB, MB, GB or TB (1024-based)", optarg);
+				opt.max_buffer = size_option("--max-buffer", optarg);
 				break;
 			case 18:
 				opt.keep_applied = 1;
@@ -364,9 +374,7 @@ parse_options(int argc, char **argv)
 				opt.initial_copy = 1;
 				break;
 			case 4:
-				if (parse_size(optarg, &opt.segment_size) != 0 || opt.segment_size == 0)
-					die_usage("invalid --segment-size \"%s\": give bytes, or a number with a unit "
-							  "kB, MB, GB or TB (1024-based)", optarg);
+				opt.segment_size = size_option("--segment-size", optarg);
 				break;
 			case 5:
 				opt.segment_time = seconds_option("--segment-time", optarg);
