@@ -34,6 +34,7 @@ OBJS = \
 	src/model/collection_rivals.o \
 	src/model/collections.o \
 	src/model/duplicate_ids.o \
+	src/model/partition_filter.o \
 	src/model/row_document.o \
 	src/model/table_model.o \
 	src/model/table_patterns.o \
@@ -54,7 +55,8 @@ DATA = $(wildcard $(EXTENSION)--*.sql)
 REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_structure \
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
-	stream_events stream_options stream_values stream_split stream_origin model model_checks
+	stream_events stream_options stream_values stream_split stream_origin model model_checks \
+	partition_truncate
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

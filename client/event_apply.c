@@ -25,6 +25,8 @@ typedef struct EventFields
 	int			has_unchanged;
 	bson_iter_t partitions;
 	int			has_partitions;
+	bson_iter_t partition_filter;
+	int			has_partition_filter;
 	int64_t		wall_ms;
 } EventFields;
 
@@ -189,6 +191,11 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 			f.partitions = it;
 			f.has_partitions = !array_is_empty(&it);
 		}
+		else if (strcmp(k, "partitionFilter") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.partition_filter = it;
+			f.has_partition_filter = 1;
+		}
 		else if (strcmp(k, "wallTime") == 0 && BSON_ITER_HOLDS_DATE_TIME(&it))
 			f.wall_ms = bson_iter_date_time(&it);
 	}
@@ -216,11 +223,29 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 
 	if (strcmp(f.op, "truncate") == 0)
 	{
-		if (f.has_partitions)
-			refuse(ev, "a truncate of some partitions of the collection (%s): their bounds are "
-				   "not in the event, so their documents cannot be told from the others'", ev->coll);
+		if (f.has_partitions && !f.has_partition_filter)
+			refuse(ev, "a truncate of some partitions of the collection (%s) without a "
+				   "partitionFilter (the plugin warned why): their documents cannot be told "
+				   "from the other partitions'", ev->coll);
 		else
+		{
+			/* the partitions' documents as the plugin's filter selects them */
+			if (f.has_partition_filter)
+			{
+				uint32_t	n;
+				const uint8_t *d;
+				bson_t		filter;
+
+				bson_iter_document(&f.partition_filter, &n, &d);
+				if (!bson_init_static(&filter, d, n))
+				{
+					snprintf(err, errsize, "a truncate event with a partitionFilter that is no document");
+					return -1;
+				}
+				bson_concat(ev->selector, &filter);
+			}
 			ev->kind = APPLY_DELETE_ALL;
+		}
 		return 0;
 	}
 	if (!f.has_key)

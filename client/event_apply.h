@@ -42,7 +42,8 @@ typedef enum
 	APPLY_REPLACE,				/* replace one, upsert */
 	APPLY_UPDATE,				/* update one */
 	APPLY_DELETE,				/* delete one */
-	APPLY_DELETE_ALL,			/* delete many: the whole collection */
+	APPLY_DELETE_ALL,			/* delete many: the whole collection, or the
+								 * truncated partitions' documents */
 	APPLY_KEY_CHANGE_INSERT,	/* replace, upsert, with the delete before */
 	APPLY_REFUSED				/* cannot be applied: see problem */
 } ApplyKind;
@@ -55,7 +56,8 @@ typedef struct ApplyEvent
 	char		coll[512];
 	int64_t		wall_ms;		/* wallTime, 0 if absent */
 	/* allocated (bson_new): an ApplyEvent may be copied by value, a bson_t not */
-	bson_t	   *selector;		/* {_id: key}; empty for truncate */
+	bson_t	   *selector;		/* {_id: key}; for a truncate empty, or the
+								 * partitions' filter */
 	bson_t	   *doc;			/* the replacement, or the update's operators */
 	bson_t	   *unchanged;		/* key change: the field names, as an array */
 	char		problem[1024];	/* APPLY_REFUSED: why */

@@ -185,6 +185,19 @@ bson_lltoa(int64 v, char *buf)
 	build_attrmap_by_name((indesc), (outdesc))
 #endif
 
+/*
+ * Does a collation sort by the bytes of the strings (C, POSIX, or a
+ * database default of C)?  18 asks the collation's pg_locale_t.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "utils/pg_locale.h"
+#define bson_collation_is_c(collation) \
+	(pg_newlocale_from_collation(collation)->collate_is_c)
+#else
+#include "utils/pg_locale.h"
+#define bson_collation_is_c(collation) lc_collate_is_c(collation)
+#endif
+
 /* Unique indexes can treat NULLs as equal (NULLS NOT DISTINCT) from 15 on */
 #if PG_VERSION_NUM >= 150000
 #define BSON_INDEX_NULLS_NOT_DISTINCT(index) ((index)->indnullsnotdistinct)

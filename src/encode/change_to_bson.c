@@ -22,6 +22,8 @@
  *	fullDocumentBeforeChange update and delete, where the old row is whole
  *	partitions				truncate of some partitions of a collection
  *							streamed as its root table: their names
+ *	partitionFilter			and their documents as a MongoDB filter, where
+ *							one can say which (partition_filter.h)
  *	txnNumber				int64: the transaction's id
  *
  * Rows are written column by column through record_to_bson's mapping, so
@@ -434,8 +436,16 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 			break;
 		case BSON_CHANGE_TRUNCATE:
 			if (ev->npartitions > 0)
+			{
 				append_string_array(&w, "partitions", 10, ev->partitions,
 									ev->npartitions);
+				if (ev->partition_filter != NULL)
+				{
+					bson_key(&w, BSON_TYPE_DOCUMENT, "partitionFilter", 15,
+							 ev->partition_filter_len);
+					bson_put_raw(&w, ev->partition_filter, ev->partition_filter_len);
+				}
+			}
 			break;
 		case BSON_CHANGE_DELETE:
 			break;

@@ -100,6 +100,10 @@ typedef struct BsonChangeEvent
 	const char *const *partitions;	/* truncate: the partitions truncated
 									 * when not all of the collection was */
 	int			npartitions;
+	const char *partition_filter;	/* with partitions: their documents as a
+									 * MongoDB filter (a BSON document), or
+									 * NULL where none expresses them */
+	Size		partition_filter_len;
 } BsonChangeEvent;
 
 /* Is column (0-based) one of the key's? */

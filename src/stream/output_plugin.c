@@ -39,6 +39,7 @@
 #include "citus_tables.h"
 #include "change_to_bson.h"
 #include "commit_marker.h"
+#include "partition_filter.h"
 #include "stream_options.h"
 #include "stream_tables.h"
 #include "table_model.h"
@@ -748,6 +749,7 @@ typedef struct TruncatedCollection
 	BsonStreamTable *entry;		/* the first selected table that is its */
 	bool		whole;			/* the collection's table was truncated */
 	const char **partitions;	/* else these */
+	Relation   *leaves;			/* and their relations */
 	int			npartitions;
 } TruncatedCollection;
 
@@ -801,12 +803,16 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 			c->table = collection;
 			c->entry = table;
 			c->partitions = palloc(sizeof(char *) * nrelations);
+			c->leaves = palloc(sizeof(Relation) * nrelations);
 		}
 		if (!OidIsValid(table->root))
 			c->whole = true;
 		else if (relations[i]->rd_rel->relkind == RELKIND_RELATION)
+		{
+			c->leaves[c->npartitions] = relations[i];
 			c->partitions[c->npartitions++] =
 				bson_collection_name(table->relid, st->options.include_schema);
+		}
 	}
 	if (shard_truncated)
 		emit_citus_truncates(ctx, st, txn, ncolls == 0);
@@ -818,8 +824,20 @@ bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 		ev.table = &colls[i].entry->change;
 		if (!colls[i].whole)
 		{
+			const char *why;
+
 			ev.partitions = colls[i].partitions;
 			ev.npartitions = colls[i].npartitions;
+			ev.partition_filter =
+				bson_partitions_filter(&colls[i].entry->change, colls[i].table,
+									   colls[i].leaves, colls[i].npartitions,
+									   &ev.partition_filter_len, &why);
+			if (ev.partition_filter == NULL)
+				ereport(WARNING,
+						(errmsg("the truncate event of some partitions of %s has no partitionFilter",
+								bson_table_name(colls[i].table)),
+						 errdetail("No MongoDB filter expresses %s.", why),
+						 errhint("A consumer cannot tell their documents from the other partitions'; truncate the partitioned table, or stream partitions as their own collections (partition-root off).")));
 		}
 		emit(ctx, st, txn, colls[i].entry, &ev, i == ncolls - 1);
 	}

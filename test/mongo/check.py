@@ -478,6 +478,86 @@ def refusals_run(ferret):
     sql("DROP TABLE rf")
 
 
+def partitions_run(ferret):
+    """A TRUNCATE of some partitions removes exactly their documents: the event's partitionFilter, on the server."""
+    sql("""CREATE TABLE pl (id int, region text, v text) PARTITION BY LIST (region);
+           CREATE TABLE pl_eu PARTITION OF pl FOR VALUES IN ('eu', 'uk');
+           CREATE TABLE pl_jp PARTITION OF pl FOR VALUES IN ('jp');
+           CREATE TABLE pl_none PARTITION OF pl FOR VALUES IN (NULL, 'x');
+           CREATE TABLE pl_other PARTITION OF pl DEFAULT;
+           ALTER TABLE pl REPLICA IDENTITY FULL;
+           ALTER TABLE pl_eu REPLICA IDENTITY FULL; ALTER TABLE pl_jp REPLICA IDENTITY FULL;
+           ALTER TABLE pl_none REPLICA IDENTITY FULL; ALTER TABLE pl_other REPLICA IDENTITY FULL;
+           CREATE TABLE pr (a int, b bigint, v text, PRIMARY KEY (a, b)) PARTITION BY RANGE (a, b);
+           CREATE TABLE pr_1 PARTITION OF pr FOR VALUES FROM (1, MINVALUE) TO (2, 10);
+           CREATE TABLE pr_2 PARTITION OF pr FOR VALUES FROM (2, 10) TO (3, 0);
+           CREATE TABLE pr_d PARTITION OF pr DEFAULT;
+           CREATE TABLE pe (id text, at timestamptz, region text, PRIMARY KEY (id, at, region))
+               PARTITION BY RANGE (at);
+           CREATE TABLE pe_2025 PARTITION OF pe FOR VALUES FROM ('2025-01-01 00:00:00+00')
+               TO ('2026-01-01 00:00:00+00') PARTITION BY LIST (region);
+           CREATE TABLE pe_2025_eu PARTITION OF pe_2025 FOR VALUES IN ('eu');
+           CREATE TABLE pe_2025_us PARTITION OF pe_2025 FOR VALUES IN ('us');
+           CREATE TABLE pe_2026 PARTITION OF pe FOR VALUES FROM ('2026-01-01 00:00:00+00') TO (MAXVALUE);
+           CREATE TABLE pe_old PARTITION OF pe FOR VALUES FROM (MINVALUE) TO ('2025-01-01 00:00:00+00');
+           CREATE TABLE ph (id text PRIMARY KEY) PARTITION BY HASH (id);
+           CREATE TABLE ph_0 PARTITION OF ph FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+           CREATE TABLE ph_1 PARTITION OF ph FOR VALUES WITH (MODULUS 2, REMAINDER 1)""")
+    fill = """INSERT INTO pl SELECT g, (ARRAY['eu', 'uk', 'jp', NULL, 'x', 'fr', 'us'])[1 + g %% 7], 'v' || g
+                  FROM generate_series(%(lo)s, %(hi)s) g;
+              INSERT INTO pr SELECT 1 + g %% 4, g, 'v' || g FROM generate_series(%(lo)s, %(hi)s) g;
+              INSERT INTO pr SELECT 2, g %% 20, 'w' || g FROM generate_series(%(lo)s, %(hi)s) g
+                  ON CONFLICT DO NOTHING;
+              INSERT INTO pe SELECT 'k' || g, '2024-12-31 23:59:59.999+00'::timestamptz + g * interval '30 days',
+                  (ARRAY['eu', 'us'])[1 + g %% 2] FROM generate_series(%(lo)s, %(hi)s) g;
+              INSERT INTO ph SELECT 'h' || g FROM generate_series(%(lo)s, %(hi)s) g"""
+    sql(fill, {"lo": 0, "hi": 59})
+    tables = ["pl", "pr", "pe"]
+    out = os.path.join(WORK, "pt")
+    base = ("--include-tables", "public.pl, public.pr, public.pe")
+    rc, err = run_client("pt", out, ferret.uri("ptdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "partitions: first copy", err)
+    before = tables_now(tables)
+    sql("TRUNCATE pl_eu, pl_none")
+    sql("TRUNCATE pr_1")
+    sql("TRUNCATE pe_2025_eu")
+    sql(fill, {"lo": 60, "hi": 99})
+    sql("TRUNCATE pl_other")
+    sql("TRUNCATE pr_d")
+    sql("TRUNCATE pe_2025")
+    now = tables_now(tables)
+    check(all(0 < len(now[t]) < len(before[t]) + 40 for t in tables),
+          "partitions: the truncates leave documents of the other partitions to keep",
+          repr({t: (len(before[t]), len(now[t])) for t in tables}))
+    rc, err = run_client("pt", out, ferret.uri("ptdb"), *base, endpos=current_lsn())
+    check(rc == 0, "partitions: the truncates applied", err[-2000:])
+    compare("partitions: list (NULL, default), multi-column range (MINVALUE, default), two levels",
+            ferret, "ptdb", tables)
+    # hash partitions: no filter says which documents are theirs
+    dl = os.path.join(WORK, "pt.dead.bson")
+    hbase = ("--include-tables", "public.ph")
+    rc, err = run_client("ph", out + "h", ferret.uri("ptdb"), *hbase, create=True, endpos=current_lsn())
+    check(rc == 0, "partitions: hash partitions' first copy", err)
+    sql("TRUNCATE ph_0")
+    end = current_lsn()
+    rc, err = run_client("ph", out + "h", ferret.uri("ptdb"), *hbase, endpos=end)
+    check(rc == 1 and "partitionFilter" in err and "ptdb.ph" in err,
+          "partitions: a truncate of a hash partition stops the run, naming the collection",
+          "exit %s: %s" % (rc, err[-1500:]))
+    rc, err = run_client("ph", out + "h", ferret.uri("ptdb"), *hbase, "--dead-letter", dl, endpos=end)
+    dead = []
+    if os.path.exists(dl):
+        with open(dl, "rb") as f:
+            dead = list(bson.decode_file_iter(f))
+    check(rc == 0 and len(dead) == 1 and dead[0]["event"]["operationType"] == "truncate"
+          and dead[0]["event"]["partitions"] == ["ph_0"],
+          "partitions: with --dead-letter the hash partition's truncate is in the file",
+          "exit %s, %r\n%s" % (rc, dead, err[-1500:]))
+    for slot in ("pt", "ph"):
+        sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+    sql("DROP TABLE pl, pr, pe, ph")
+
+
 def errors_run(ferret):
     out = os.path.join(WORK, "err")
     base = [BIN, "-d", DB, "--slot", "e1", "-o", out]
@@ -554,7 +634,7 @@ def main():
     try:
         setup()
         only = os.environ.get("ONLY", "").split()
-        for run in (errors_run, key_change_run, refusals_run, main_run, buffer_run):
+        for run in (errors_run, key_change_run, refusals_run, partitions_run, main_run, buffer_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:
