@@ -31,29 +31,31 @@ static const BsonReadLimits check_limits = {
 };
 
 const char *
-bson_too_large_message(size_t len, size_t max_size, char *err, size_t errsize)
+bson_too_large_message(size_t len, size_t max_size, const char *max_size_option,
+					   char *err, size_t errsize)
 {
 	if (max_size == BSON_MONGODB_MAX_SIZE)
 		snprintf(err, errsize,
-				 "the document is %zu bytes, more than MongoDB's limit of %zu bytes (16 MiB); "
-				 "use --max-size to change the limit",
-				 len, max_size);
+				 "the document is %zu bytes, more than MongoDB's limit of %zu bytes (16 MiB)%s%s%s",
+				 len, max_size, max_size_option ? "; use " : "",
+				 max_size_option ? max_size_option : "",
+				 max_size_option ? " to change the limit" : "");
 	else
 		snprintf(err, errsize,
-				 "the document is %zu bytes, more than the --max-size limit of %zu bytes",
-				 len, max_size);
+				 "the document is %zu bytes, more than the %s limit of %zu bytes",
+				 len, max_size_option ? max_size_option : "size", max_size);
 	return err;
 }
 
 const char *
 bson_check_document(const char *data, size_t len, size_t max_size,
-					char *err, size_t errsize)
+					const char *max_size_option, char *err, size_t errsize)
 {
 	const unsigned char *b = (const unsigned char *) data;
 	uint32_t	header;
 
 	if (len > max_size)
-		return bson_too_large_message(len, max_size, err, errsize);
+		return bson_too_large_message(len, max_size, max_size_option, err, errsize);
 	if (len < BSON_MIN_SIZE)
 	{
 		snprintf(err, errsize,

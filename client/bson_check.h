@@ -35,8 +35,8 @@
  * err and returns err.
  */
 extern const char *bson_check_document(const char *data, size_t len,
-									   size_t max_size, char *err,
-									   size_t errsize);
+									   size_t max_size, const char *max_size_option,
+									   char *err, size_t errsize);
 
 /*
  * The full validation of one document that passed bson_check_document:
@@ -46,9 +46,13 @@ extern const char *bson_check_document(const char *data, size_t len,
 extern const char *bson_validate_document(const char *data, size_t len,
 										  char *err, size_t errsize);
 
-/* The message for a document over max_size; shared with the COPY parser's
- * early refusal of an over-long field, so that both read the same. */
+/*
+ * The message for a document over max_size; shared with the COPY parser's
+ * early refusal of an over-long field, so that both read the same.
+ * max_size_option: the program's option that sets the limit, or NULL.
+ */
 extern const char *bson_too_large_message(size_t len, size_t max_size,
+										  const char *max_size_option,
 										  char *err, size_t errsize);
 
 #endif							/* BSON_CHECK_H */

@@ -730,6 +730,7 @@ run_batch(Dump *d, int first, int end)
 			j->chunk = p;
 			j->out = &c->out;
 			j->max_size = d->o->max_size;
+			j->max_size_option = d->o->max_size_option;
 			j->validate = d->o->validate;
 			j->first_block = j->end_block = -1;
 		}

@@ -44,6 +44,8 @@ typedef struct DumpOptions
 	int			sync;			/* fsync every file and directory */
 	int			force;			/* replace a non-empty <coll>.bson */
 	size_t		max_size;		/* largest document */
+	const char *max_size_option;	/* the option that sets it, for messages,
+									 * or NULL */
 	int			validate;		/* every element, not only the framing */
 	int			verbose;		/* print each part's statement */
 	int			node_rows;		/* a Citus node: its own shards' rows, as its

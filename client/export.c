@@ -242,7 +242,7 @@ on_document(void *arg, uint64_t row, const char *data, size_t len)
 		atomic_store_explicit(&job->nulls, st->nulls, memory_order_relaxed);
 		return 0;
 	}
-	if (bson_check_document(data, len, job->max_size, why, sizeof(why)) != NULL ||
+	if (bson_check_document(data, len, job->max_size, job->max_size_option, why, sizeof(why)) != NULL ||
 		(job->validate && bson_validate_document(data, len, why, sizeof(why)) != NULL))
 	{
 		job_fail(job, row, "%s", why);
@@ -315,7 +315,8 @@ run_copy(Job *job, const char *sql, FieldState *st)
 			char		why[256];
 
 			job_fail(job, parser.too_long_row, "%s",
-					 bson_too_large_message(parser.too_long_len, job->max_size, why, sizeof(why)));
+					 bson_too_large_message(parser.too_long_len, job->max_size,
+											job->max_size_option, why, sizeof(why)));
 		}
 		else if (r == COPY_ERROR)
 			job_fail(job, 0, "malformed COPY data from the server: %s", copy_parser_error(&parser));

@@ -82,6 +82,7 @@ typedef struct Job
 	pthread_mutex_t *out_lock;	/* out shared with other jobs (in no order): taken
 								 * for each document, or NULL */
 	size_t		max_size;
+	const char *max_size_option;	/* the option that sets it, for messages */
 	int			validate;		/* every element (bson_validate), not only the framing */
 	int64_t		first_block;	/* for messages: the range (the current
 								 * chunk's with chunks), -1 = unbounded */

@@ -1503,86 +1503,90 @@ load_collection_documents(const char *db, const char *coll, const char *path, in
 	return rc;
 }
 
-/* The indexes of a copy's metadata, but _id's, made as mongorestore makes them */
+/*
+ * One index of a copy's metadata, as mongorestore makes it: without "ns",
+ * and without "v" (the server's own index version; FerretDB refuses the
+ * option).  A refusal names the index and leaves the others to be made.
+ */
 static int
-load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
+load_index(const char *db, const char *coll, bson_iter_t *def)
 {
-	bson_iter_t it;
-	bson_iter_t arr;
+	bson_iter_t f;
 	bson_t		cmd = BSON_INITIALIZER;
 	bson_t		list;
-	int			n = 0;
+	bson_t		spec;
+	const char *name = "?";
 	double		backoff = 0;
 
 	BSON_APPEND_UTF8(&cmd, "createIndexes", coll);
 	BSON_APPEND_ARRAY_BEGIN(&cmd, "indexes", &list);
-	if (bson_iter_init_find(&it, meta, "indexes") && BSON_ITER_HOLDS_ARRAY(&it) &&
-		bson_iter_recurse(&it, &arr))
-		while (bson_iter_next(&arr))
-		{
-			bson_iter_t f;
-			char		k[16];
-			const char *key;
-			bson_t		spec;
-
-			if (!BSON_ITER_HOLDS_DOCUMENT(&arr) ||
-				(bson_iter_recurse(&arr, &f) && bson_iter_find(&f, "name") &&
-				 BSON_ITER_HOLDS_UTF8(&f) && strcmp(bson_iter_utf8(&f, NULL), "_id_") == 0))
-				continue;
-			bson_uint32_to_string(n++, &key, k, sizeof(k));
-			bson_append_document_begin(&list, key, -1, &spec);
-			bson_iter_recurse(&arr, &f);
-			while (bson_iter_next(&f))
-				if (strcmp(bson_iter_key(&f), "ns") != 0)
-					bson_append_iter(&spec, NULL, 0, &f);
-			bson_append_document_end(&list, &spec);
-		}
-	bson_append_array_end(&cmd, &list);
-	if (n == 0)
+	BSON_APPEND_DOCUMENT_BEGIN(&list, "0", &spec);
+	bson_iter_recurse(def, &f);
+	while (bson_iter_next(&f))
 	{
-		bson_destroy(&cmd);
-		return 0;
+		if (strcmp(bson_iter_key(&f), "ns") == 0 || strcmp(bson_iter_key(&f), "v") == 0)
+			continue;
+		if (strcmp(bson_iter_key(&f), "name") == 0 && BSON_ITER_HOLDS_UTF8(&f))
+			name = bson_iter_utf8(&f, NULL);
+		bson_append_iter(&spec, NULL, 0, &f);
 	}
+	bson_append_document_end(&list, &spec);
+	bson_append_array_end(&cmd, &list);
 	for (;;)
 	{
 		mongoc_database_t *d = mongoc_client_get_database(A.client, db);
 		bson_t		reply;
 		bson_error_t e;
 		bool		ok = mongoc_database_write_command_with_opts(d, &cmd, NULL, &reply, &e);
+		int			again = !ok && transient(&e, &reply);
+		int			rc = -1;
 
 		mongoc_database_destroy(d);
+		bson_destroy(&reply);
 		if (ok)
 		{
-			bson_destroy(&reply);
-			bson_destroy(&cmd);
 			retry_over(&backoff);
-			return 0;
+			rc = 0;
 		}
-		if (transient(&e, &reply))
+		else if (again)
 		{
-			bson_destroy(&reply);
-			if (retry_wait(&backoff, &e) != 0)
-			{
-				bson_destroy(&cmd);
-				return -1;
-			}
-			continue;
+			if (retry_wait(&backoff, &e) == 0)
+				continue;
 		}
-		bson_destroy(&reply);
-		if (A.o.dead_letter)
-		{
-			int			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
-										 "createIndexes", (int) e.code, e.message);
-
-			bson_destroy(&cmd);
-			return rc;
-		}
-		fail("MongoDB refused the indexes of the first copy's %s.%s: %s\nhint: Give "
-			 "--dead-letter=FILE to write the refused index definitions there and go on "
-			 "without them.", db, coll, e.message);
+		else if (A.o.dead_letter)
+			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
+							 "createIndexes", (int) e.code, e.message);
+		else
+			fail("MongoDB refused index %s of the first copy's %s.%s: %s (code %d)\nhint: Give "
+				 "--dead-letter=FILE to write the refused index definitions there and go on "
+				 "without them.", name, db, coll, e.message, (int) e.code);
 		bson_destroy(&cmd);
-		return -1;
+		return rc;
 	}
+}
+
+/* The indexes of a copy's metadata but _id's, one at a time */
+static int
+load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
+{
+	bson_iter_t it;
+	bson_iter_t arr;
+
+	if (!bson_iter_init_find(&it, meta, "indexes") || !BSON_ITER_HOLDS_ARRAY(&it) ||
+		!bson_iter_recurse(&it, &arr))
+		return 0;
+	while (bson_iter_next(&arr))
+	{
+		bson_iter_t f;
+
+		if (!BSON_ITER_HOLDS_DOCUMENT(&arr) ||
+			(bson_iter_recurse(&arr, &f) && bson_iter_find(&f, "name") &&
+			 BSON_ITER_HOLDS_UTF8(&f) && strcmp(bson_iter_utf8(&f, NULL), "_id_") == 0))
+			continue;
+		if (load_index(db, coll, &arr) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 typedef struct CopyColl

@@ -1213,6 +1213,7 @@ set_up_jobs(Export *ex)
 		j->njobs = ex->njobs;
 		j->conn = ex->distributed ? NULL : conns[i];
 		j->max_size = opt.max_size;
+		j->max_size_option = "--max-size";
 		j->validate = !opt.no_validate;
 		j->out = opt.split ? &outs[i] : &outs[0];
 		j->first_block = -1;
@@ -1536,6 +1537,7 @@ export_dir(void)
 	o.sync = !opt.no_sync;
 	o.force = opt.force;
 	o.max_size = opt.max_size;
+	o.max_size_option = "--max-size";
 	o.validate = !opt.no_validate;
 	o.verbose = opt.verbose;
 	o.progress = &progress;

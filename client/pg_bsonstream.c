@@ -959,7 +959,12 @@ copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
 	o.sync = !opt.no_sync;
 	/* DIR/initial is empty (initial_begin): a file there now is not ours to replace */
 	o.force = 0;
-	o.max_size = BSON_MONGODB_MAX_SIZE;
+	/*
+	 * Into files, a document MongoDB would not take is an error of the copy;
+	 * into MongoDB, the server's refusal of it goes by --dead-letter, as a
+	 * change's does (the files are the applier's buffer only).
+	 */
+	o.max_size = opt.to ? (size_t) INT32_MAX : BSON_MONGODB_MAX_SIZE;
 	o.validate = 1;
 	o.node_rows = 1;
 	return initial_copy(&opt.conn, snapshot, opt.output, &o, stats, err, errsize);

@@ -17,6 +17,11 @@
  * key column pass (unless NULLS NOT DISTINCT); MongoDB indexes a null like
  * any value, so those get a partialFilterExpression that indexes only the
  * documents whose nullable key columns are of a type other than null.
+ * A DEFERRABLE unique constraint is left out too: PostgreSQL lets a
+ * transaction pass through duplicates of it (two rows swapping values),
+ * which MongoDB, checking each write as it is applied, would refuse.  An
+ * immediate one is checked row by row, as MongoDB checks the same rows
+ * applied in the same order.
  */
 #include "collection_metadata.h"
 
@@ -68,7 +73,7 @@ append_unique_index(StringInfo out, Relation rel, Relation irel,
 	bool		same_as_key = nkeys == model->nkeys;
 	bool		nullable = false;
 
-	if (!index->indisunique || !index->indisvalid || !index->indislive ||
+	if (!index->indisunique || !index->indimmediate || !index->indisvalid || !index->indislive ||
 		!heap_attisnull(irel->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
 		!heap_attisnull(irel->rd_indextuple, Anum_pg_index_indpred, NULL))
 		return false;
@@ -121,7 +126,12 @@ append_unique_index(StringInfo out, Relation rel, Relation irel,
 				appendStringInfoChar(out, ',');
 			first = false;
 			escape_json(out, NameStr(att->attname));
-			appendStringInfoString(out, ":{\"$type\":" NON_NULL_TYPES "}");
+			/*
+			 * $exists first: a "$type" that opens a document is read as a
+			 * legacy $binary's subtype by Extended JSON parsers (libbson's
+			 * fails on the array); the types listed imply it anyway.
+			 */
+			appendStringInfoString(out, ":{\"$exists\":true,\"$type\":" NON_NULL_TYPES "}");
 		}
 		appendStringInfoChar(out, '}');
 	}

@@ -815,10 +815,11 @@ def metadata_checks(db, exp_meta, copy_meta, colls):
                 continue
             for col in cols:
                 types = pfe[col].get("$type") if isinstance(pfe[col], dict) else None
-                if list(pfe[col]) != ["$type"] or not isinstance(types, list) or "null" in types \
+                if list(pfe[col]) != ["$exists", "$type"] or pfe[col]["$exists"] is not True \
+                        or not isinstance(types, list) or "null" in types \
                         or "undefined" in types or not NON_NULL <= set(types):
                     bad.append("%s: %s: %r" % (i.get("name"), col, pfe[col]))
-        check(not bad, "%s: a partialFilterExpression {col: {$type: [every type but null]}} exactly on the "
+        check(not bad, "%s: a partialFilterExpression {col: {$exists: true, $type: [every type but null]}} exactly on the "
               "nullable columns of unique indexes with NULLS DISTINCT (PostgreSQL lets NULL keys repeat)" % name,
               "\n".join(bad))
 

@@ -21,6 +21,7 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -130,6 +131,82 @@ class Ferret:
     def client(self):
         return pymongo.MongoClient("127.0.0.1", self.port, document_class=RawBSONDocument,
                                    serverSelectionTimeoutMS=5000)
+
+
+class Cutter:
+    """A TCP relay to FerretDB that can cut every connection (a reset, the server still up) and refuse
+    new ones for a while (unreachable): the network between pg_bsonstream and MongoDB failing."""
+
+    def __init__(self, upstream_port, port):
+        self.upstream = upstream_port
+        self.port = port
+        self.lock = threading.Lock()
+        self.socks = []
+        self.blocked = False
+        self.cuts = 0
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", port))
+        self.listener.listen(64)
+        self.done = False
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while not self.done:
+            try:
+                c, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.blocked:
+                self.reset(c)
+                continue
+            try:
+                u = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                self.reset(c)
+                continue
+            with self.lock:
+                self.socks += [c, u]
+            threading.Thread(target=self.pump, args=(c, u), daemon=True).start()
+            threading.Thread(target=self.pump, args=(u, c), daemon=True).start()
+
+    @staticmethod
+    def reset(s):
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            s.close()
+        except OSError:
+            pass
+
+    def pump(self, a, b):
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                b.sendall(d)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self):
+        with self.lock:
+            socks, self.socks = self.socks, []
+        for s in socks:
+            self.reset(s)
+        self.cuts += 1
+
+    def close(self):
+        self.done = True
+        self.cut()
+        self.listener.close()
+
+    def uri(self, db):
+        return "mongodb://127.0.0.1:%d/%s?serverSelectionTimeoutMS=2000" % (self.port, db)
 
 
 # ------------------------------------------------------------------ the tables
@@ -417,6 +494,65 @@ def main_run(ferret):
     sql("SELECT pg_drop_replication_slot(%s)", (slot,))
 
 
+def cut_run(ferret):
+    """Connections to MongoDB cut while changes are applied, and MongoDB unreachable for a while:
+    retried, nothing lost or doubled."""
+    sql("CREATE TABLE ct (id text PRIMARY KEY, n int, v text)")
+    sql("INSERT INTO ct SELECT 'k' || g, 0, 'v' FROM generate_series(1, 200) g")
+    cutter = Cutter(ferret.port, ferret.port + 1)
+    out = os.path.join(WORK, "ct")
+    slot = "ct"
+    base = ("--include-tables", "public.ct")
+    proc = start_client(slot, out, cutter.uri("ctdb"), *base, create=True)
+    rnd = random.Random(5)
+    steps = []
+    for r in range(24):
+        lo = 1000 + r * 20
+        sql("INSERT INTO ct SELECT 'k' || g, 0, 'new' FROM generate_series(%s, %s) g", (lo, lo + 19))
+        sql("UPDATE ct SET n = n + 1, v = v || %s WHERE id IN (SELECT id FROM ct ORDER BY random() LIMIT 15)",
+            (str(r),))
+        sql("DELETE FROM ct WHERE id IN (SELECT id FROM ct ORDER BY random() LIMIT 6)")
+        time.sleep(0.2 + rnd.random() * 0.4)
+        if r % 3 == 1:
+            cutter.cut()
+            steps.append("cut")
+        if r == 12:
+            # changes made while MongoDB cannot be reached wait in the segments
+            cutter.blocked = True
+            cutter.cut()
+            sql("UPDATE ct SET n = n + 1 WHERE id IN (SELECT id FROM ct ORDER BY random() LIMIT 15)")
+            time.sleep(5)
+            cutter.blocked = False
+            steps.append("unreachable 5 s")
+    # the last transaction commits after end: applied when the token is past end
+    end = current_lsn()
+    sql("UPDATE ct SET n = n + 1 WHERE id = 'k1'")
+    deadline = time.time() + 300
+    applied = None
+    while time.time() < deadline:
+        p = progress_doc(ferret, "ctdb", slot)
+        if p and re.fullmatch(r"[0-9A-F]{32}", p.get("token", "")) and int(p["token"][:16], 16) >= lsn_value(end):
+            applied = p["token"]
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    cutter.close()
+    log = open(os.path.join(WORK, slot + ".stderr")).read()
+    check(applied is not None and rc == 0,
+          "cut: every change applied through %d cut connections and MongoDB unreachable for 5 s, then exit 0 "
+          "at SIGTERM" % steps.count("cut"), "applied %s, exit %s\n%s" % (applied, rc, log[-3000:]))
+    check(re.search(r"MongoDB: .*; retrying", log) and "MongoDB answers again" in log,
+          "cut: MongoDB unreachable was said and retried", log[-3000:])
+    compare("cut", ferret, "ctdb", ["ct"])
+    sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+    sql("DROP TABLE ct")
+
+
 def key_change_run(ferret):
     """The README's case: a key change of a row with a TOASTed body under DEFAULT keeps the body."""
     sql("CREATE TABLE kc (id int PRIMARY KEY, title text, body text)")
@@ -558,6 +694,114 @@ def partitions_run(ferret):
     sql("DROP TABLE pl, pr, pe, ph")
 
 
+def read_dead(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        return list(bson.decode_file_iter(f))
+
+
+def ids_of(ferret, db, coll):
+    c = ferret.client()
+    try:
+        return sorted(bson.decode(d.raw)["_id"] for d in c[db][coll].find())
+    finally:
+        c.close()
+
+
+def oversize_run(ferret):
+    """Documents over 16 MiB, in the first copy and in a change: refused, named, or dead-lettered."""
+    big = 17 * 1024 * 1024
+    sql("CREATE TABLE ob (id text PRIMARY KEY, body text)")
+    sql("ALTER TABLE ob ALTER body SET STORAGE EXTERNAL")
+    sql("INSERT INTO ob VALUES ('a', 'x'), ('huge1', repeat('y', %s)), ('c', 'z')", (big,))
+    out = os.path.join(WORK, "ob")
+    base = ("--include-tables", "public.ob")
+    rc, err = run_client("ob", out, ferret.uri("obdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 1 and "huge1" in err and "obdb.ob" in err and "--dead-letter" in err,
+          "oversize: a row whose document is over 16 MiB stops the first copy, naming the _id and the collection",
+          "exit %s: %s" % (rc, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'ob'")
+    subprocess.run(["rm", "-rf", out])
+    c = ferret.client()
+    c.drop_database("obdb")
+    c.close()
+    dl = os.path.join(WORK, "ob.dead.bson")
+    rc, err = run_client("ob", out, ferret.uri("obdb"), *base, "--dead-letter", dl, create=True,
+                         endpos=current_lsn())
+    dead = read_dead(dl)
+    check(rc == 0 and ids_of(ferret, "obdb", "ob") == ["a", "c"] and len(dead) == 1
+          and dead[0].get("_id") == "huge1" and len(dead[0]["document"]["body"]) == big,
+          "oversize: with --dead-letter the first copy's document over 16 MiB is in the file, the others copied",
+          "exit %s, dead %r\n%s" % (rc, [d.get("_id") for d in dead], err[-1500:]))
+    # a change: the event over 16 MiB is split by the plugin and merged by the applier
+    sql("INSERT INTO ob VALUES ('huge2', repeat('w', %s))", (big,))
+    sql("INSERT INTO ob VALUES ('e', 'v')")
+    end = current_lsn()
+    rc, err = run_client("ob", out, ferret.uri("obdb"), *base, endpos=end)
+    check(rc == 1 and '_id "huge2"' in err and "obdb.ob" in err,
+          "oversize: a change whose document is over 16 MiB stops the run, naming the _id",
+          "exit %s: %s" % (rc, err[-1500:]))
+    rc, err = run_client("ob", out, ferret.uri("obdb"), *base, "--dead-letter", dl, endpos=end)
+    dead = read_dead(dl)
+    check(rc == 0 and ids_of(ferret, "obdb", "ob") == ["a", "c", "e"] and len(dead) == 2
+          and dead[1].get("_id") == "huge2" and len(dead[1]["event"]["fullDocument"]["body"]) == big,
+          "oversize: with --dead-letter the merged event is in the file, whole, and the next change applied",
+          "exit %s, dead %r\n%s" % (rc, [d.get("_id") for d in dead], err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('ob')")
+    sql("DROP TABLE ob")
+
+
+def unique_run(ferret):
+    """Unique indexes: made by the first copy; a duplicate key (a document written into the target
+    by something else) refused and named, or dead-lettered; an index the server refuses likewise."""
+    sql("CREATE TABLE uq (id text PRIMARY KEY, code text NOT NULL UNIQUE, n int)")
+    sql("INSERT INTO uq VALUES ('a', 'x', 0), ('b', 'y', 0)")
+    out = os.path.join(WORK, "uq")
+    base = ("--include-tables", "public.uq")
+    rc, err = run_client("uq", out, ferret.uri("uqdb"), *base, create=True, endpos=current_lsn())
+    c = ferret.client()
+    unique = [i for i in c["uqdb"]["uq"].list_indexes() if i.get("unique")]
+    c["uqdb"]["uq"].insert_one({"_id": "zz", "code": "q"})
+    c.close()
+    check(rc == 0 and len(unique) == 1 and dict(unique[0]["key"]) == {"code": 1},
+          "unique: the first copy creates the unique index on code", "%s %r %s" % (rc, unique, err[-800:]))
+    sql("INSERT INTO uq VALUES ('c', 'q', 0)")
+    sql("INSERT INTO uq VALUES ('d', 'r', 0)")
+    end = current_lsn()
+    rc, err = run_client("uq", out, ferret.uri("uqdb"), *base, endpos=end)
+    check(rc == 1 and 'MongoDB refused the change of _id "c" in uqdb.uq' in err and "11000" in err,
+          "unique: a duplicate key on the unique index stops the run (11000), naming the _id",
+          "exit %s: %s" % (rc, err[-1500:]))
+    dl = os.path.join(WORK, "uq.dead.bson")
+    rc, err = run_client("uq", out, ferret.uri("uqdb"), *base, "--dead-letter", dl, endpos=end)
+    dead = read_dead(dl)
+    check(rc == 0 and [d.get("_id") for d in dead] == ["c"] and dead[0]["error"]["code"] == 11000
+          and ids_of(ferret, "uqdb", "uq") == ["a", "b", "d", "zz"],
+          "unique: with --dead-letter the refused change is in the file and the later ones applied",
+          "exit %s, dead %r\n%s" % (rc, dead, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('uq')")
+    # a nullable unique column: its index has a partialFilterExpression, which FerretDB refuses
+    sql("CREATE TABLE un (id text PRIMARY KEY, email text UNIQUE)")
+    sql("INSERT INTO un VALUES ('a', 'a@x'), ('b', NULL), ('c', NULL)")
+    base = ("--include-tables", "public.un")
+    rc, err = run_client("un", out + "n", ferret.uri("undb"), *base, create=True, endpos=current_lsn())
+    check(rc == 1 and "MongoDB refused index un_email_key of the first copy's undb.un" in err
+          and "--dead-letter" in err,
+          "unique: an index the server refuses (FerretDB: partialFilterExpression) stops the first copy, naming it",
+          "exit %s: %s" % (rc, err[-1500:]))
+    dl = os.path.join(WORK, "un.dead.bson")
+    rc, err = run_client("un", out + "n", ferret.uri("undb"), *base, "--dead-letter", dl, endpos=current_lsn())
+    dead = read_dead(dl)
+    check(rc == 0 and len(dead) == 1 and "createIndexes" in dead[0]
+          and ids_of(ferret, "undb", "un") == ["a", "b", "c"],
+          "unique: with --dead-letter the refused index is in the file and the documents copied",
+          "exit %s, dead %r\n%s" % (rc, dead, err[-1500:]))
+    for slot in ("un",):
+        sql("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+    sql("DROP TABLE uq, un")
+
+
 def errors_run(ferret):
     out = os.path.join(WORK, "err")
     base = [BIN, "-d", DB, "--slot", "e1", "-o", out]
@@ -634,7 +878,8 @@ def main():
     try:
         setup()
         only = os.environ.get("ONLY", "").split()
-        for run in (errors_run, key_change_run, refusals_run, partitions_run, main_run, buffer_run):
+        for run in (errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
+                    cut_run, main_run, buffer_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:

@@ -129,7 +129,7 @@ END $$;
 
 -- metadata.json: the _id index and the unique indexes outside the key
 CREATE TABLE uniq (id int PRIMARY KEY, email text UNIQUE, a int NOT NULL, b int NOT NULL,
-	c int, "x.y" int UNIQUE, "$z" int UNIQUE);
+	c int, "x.y" int UNIQUE, "$z" int UNIQUE, d int NOT NULL UNIQUE DEFERRABLE);
 CREATE UNIQUE INDEX uniq_ab ON uniq (a, b DESC);
 CREATE UNIQUE INDEX uniq_partial ON uniq (c) WHERE c > 0;
 CREATE UNIQUE INDEX uniq_expr ON uniq ((c + 1));
