@@ -99,6 +99,20 @@ static Options opt = {
 	.batch_size = 0,
 };
 
+/*
+ * What one stream follows: its server, its directory, and whether its slot
+ * and first copy are made now.  The options give it for one server;
+ * --citus gives one per node (citus_stream.h), the node's own, so that a
+ * node's settings never overwrite the program's.
+ */
+typedef struct StreamTarget
+{
+	ConnOpts	conn;
+	const char *dir;
+	int			create_slot;
+	int			initial_copy;
+} StreamTarget;
+
 /* The MongoDB applier stopped with an error: the stream stops as at a signal */
 static int	apply_down;
 static char apply_err[2048];
@@ -114,6 +128,7 @@ typedef enum
 
 typedef struct State
 {
+	const StreamTarget *target;
 	Segments	seg;
 	Lsn			confirmed;		/* last flush position sent */
 	Lsn			server_end;		/* the server's WAL end, from its messages */
@@ -483,9 +498,9 @@ make_dir(const char *path)
 
 /* A replication connection; NULL with err set. */
 static PGconn *
-connect_replication(char *err, size_t errsize)
+connect_replication(const StreamTarget *t, char *err, size_t errsize)
 {
-	PGconn	   *conn = db_connect(&opt.conn, err, errsize);
+	PGconn	   *conn = db_connect(&t->conn, err, errsize);
 
 	if (conn == NULL)
 		repl_hint(opt.slot, err, errsize);
@@ -863,9 +878,9 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
  * invalidated or dropped slot).  err is set on failure.
  */
 static int
-restart(PGconn **connp, char *err, size_t errsize)
+restart(const StreamTarget *t, PGconn **connp, char *err, size_t errsize)
 {
-	PGconn	   *conn = connect_replication(err, errsize);
+	PGconn	   *conn = connect_replication(t, err, errsize);
 	int			rc;
 
 	*connp = NULL;
@@ -896,7 +911,7 @@ stop_reconnecting(State *st, PGconn **connp, char *err, size_t errsize)
 
 	if (st->confirmed == 0)
 		return STREAM_STOPPED;	/* nothing confirmed in this run: nothing to pass on */
-	if (restart(connp, why, sizeof(why)) == 0 &&
+	if (restart(st->target, connp, why, sizeof(why)) == 0 &&
 		repl_send_status(*connp, st->confirmed, 0) == 0)
 		return STREAM_STOPPED;
 	if (*connp)
@@ -949,7 +964,8 @@ end_copy(PGconn *conn)
 
 /* The first copy into DIR/initial, with the stream's selection and names */
 static int
-copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
+copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
+			char *err, size_t errsize)
 {
 	DumpOptions o;
 
@@ -967,7 +983,7 @@ copy_tables(const char *snapshot, DumpStats *stats, char *err, size_t errsize)
 	o.max_size = opt.to ? (size_t) INT32_MAX : BSON_MONGODB_MAX_SIZE;
 	o.validate = 1;
 	o.node_rows = 1;
-	return initial_copy(&opt.conn, snapshot, opt.output, &o, stats, err, errsize);
+	return initial_copy(&t->conn, snapshot, t->dir, &o, stats, err, errsize);
 }
 
 /* 0 once the slot is dropped */
@@ -991,7 +1007,7 @@ drop_slot(PGconn *conn)
 
 /* The first copy failed (err says why): the slot dropped, the copy's files removed. */
 static void
-copy_failed(PGconn *conn, const char *err)
+copy_failed(const StreamTarget *t, PGconn *conn, const char *err)
 {
 	char		why[1024];
 	int			sync = !opt.no_sync;
@@ -1003,13 +1019,13 @@ copy_failed(PGconn *conn, const char *err)
 			"as an unfinished copy, and no stream starts from it.\n"
 			"hint: Drop the slot (SELECT pg_drop_replication_slot('%s')), remove \"%s/initial\", "
 			"and start again with --create-slot --initial-copy.",
-			err, opt.slot, opt.output, opt.slot, opt.output);
+			err, opt.slot, t->dir, opt.slot, t->dir);
 	}
 	PQfinish(conn);
 	/* without its first copy the slot is of no use: a new run starts over */
-	if (initial_discard(opt.output, sync, why, sizeof(why)) != 0)
+	if (initial_discard(t->dir, sync, why, sizeof(why)) != 0)
 		die("%s\nThe replication slot \"%s\" has been dropped again, but %s; remove \"%s/initial\" "
-			"before starting again.", err, opt.slot, why, opt.output);
+			"before starting again.", err, opt.slot, why, t->dir);
 	die("%s\nThe replication slot \"%s\" has been dropped again, and the files of the copy removed.",
 		err, opt.slot);
 }
@@ -1038,9 +1054,9 @@ warn_citus_node(PGconn *conn)
 	PQclear(res);
 }
 
-/* The stream of one server, the one opt.conn reaches */
+/* The stream of one server, the one t->conn reaches */
 static int
-stream_server(void)
+stream_server(const StreamTarget *t)
 {
 	State		st;
 	PGconn	   *conn;
@@ -1052,8 +1068,9 @@ stream_server(void)
 	double		backoff = BACKOFF_MIN;
 	int			to_stdout;
 
-	to_stdout = strcmp(opt.output, "-") == 0;
+	to_stdout = strcmp(t->dir, "-") == 0;
 	memset(&st, 0, sizeof(st));
+	st.target = t;
 	memset(&init, 0, sizeof(init));
 
 	if (!to_stdout)
@@ -1061,21 +1078,21 @@ stream_server(void)
 		char		initial[4096];
 		struct stat sb;
 
-		make_dir(opt.output);
+		make_dir(t->dir);
 		/* --initial-copy makes it (initial.c): this run's if it is not there yet */
-		snprintf(initial, sizeof(initial), "%s/initial", opt.output);
+		snprintf(initial, sizeof(initial), "%s/initial", t->dir);
 		if (stat(initial, &sb) != 0 && errno == ENOENT)
 			note_made_dir(initial);
-		snprintf(changes, sizeof(changes), "%s/changes", opt.output);
+		snprintf(changes, sizeof(changes), "%s/changes", t->dir);
 		make_dir(changes);
 		out_remove_stale(changes);
 		/* never a stream without its whole first copy */
-		if (!(opt.create_slot && opt.initial_copy) &&
-			initial_check(opt.output, err, sizeof(err)) != 0)
+		if (!(t->create_slot && t->initial_copy) &&
+			initial_check(t->dir, err, sizeof(err)) != 0)
 			die("%s", err);
 	}
 
-	conn = connect_replication(err, sizeof(err));
+	conn = connect_replication(t, err, sizeof(err));
 	if (conn == NULL)
 		die("%s", err);
 	if (!opt.citus)
@@ -1087,7 +1104,7 @@ stream_server(void)
 
 		memset(&ao, 0, sizeof(ao));
 		ao.uri = opt.to;
-		ao.dir = opt.output;
+		ao.dir = t->dir;
 		ao.slot = opt.slot;
 		ao.default_db = opt.sel.ns_db ? opt.sel.ns_db : PQdb(conn);
 		ao.progress_coll = opt.progress_collection;
@@ -1103,30 +1120,30 @@ stream_server(void)
 		if (rc != 0)
 			die("%s", err);
 	}
-	if (opt.create_slot)
+	if (t->create_slot)
 	{
 		char		snapshot[256];
 
 		/* marked unfinished before the slot exists: a kill at any later point leaves the mark */
-		if (opt.initial_copy &&
-			initial_begin(opt.output, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
+		if (t->initial_copy &&
+			initial_begin(t->dir, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
 			die("%s", err);
-		if (repl_create_slot(conn, &opt.conn, opt.slot, snapshot, sizeof(snapshot), &start,
+		if (repl_create_slot(conn, &t->conn, opt.slot, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
 		{
 			char		why[512];
 
 			/* the marker alone is ours: DIR/initial was empty */
-			if (opt.initial_copy && initial_end(opt.output, !opt.no_sync, why, sizeof(why)) != 0)
+			if (t->initial_copy && initial_end(t->dir, !opt.no_sync, why, sizeof(why)) != 0)
 				fprintf(stderr, PROGNAME ": warning: %s\n", why);
 			die("%s", err);
 		}
-		if (opt.initial_copy)
+		if (t->initial_copy)
 		{
-			if (copy_tables(snapshot, &init, err, sizeof(err)) != 0)
-				copy_failed(conn, err);
+			if (copy_tables(t, snapshot, &init, err, sizeof(err)) != 0)
+				copy_failed(t, conn, err);
 			/* every file of the copy is durable (dump_write): no longer unfinished */
-			if (initial_end(opt.output, !opt.no_sync, err, sizeof(err)) != 0)
+			if (initial_end(t->dir, !opt.no_sync, err, sizeof(err)) != 0)
 				die("%s", err);
 		}
 	}
@@ -1190,7 +1207,7 @@ stream_server(void)
 			nanosleep(&ts, NULL);
 			if (interrupted)
 				break;
-			rc = restart(&conn, err, sizeof(err));
+			rc = restart(t, &conn, err, sizeof(err));
 			backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
 			if (rc == -1)
 				break;
@@ -1263,7 +1280,7 @@ stream_server(void)
 		{
 			fprintf(stderr, PROGNAME ": error: %s\n", apply_err);
 			fprintf(stderr, PROGNAME ": the changes not yet applied stay in \"%s/changes\"; "
-					"the next run applies them\n", opt.output);
+					"the next run applies them\n", t->dir);
 			if (end == STREAM_STOPPED)
 				end = STREAM_FAILED;
 		}
@@ -1277,7 +1294,7 @@ stream_server(void)
 	{
 		char		b[32];
 
-		if (opt.initial_copy)
+		if (t->initial_copy)
 			fprintf(stderr, PROGNAME ": initial copy: %d tables, %llu documents; ",
 					init.sources, (unsigned long long) init.docs);
 		else
@@ -1297,11 +1314,9 @@ stream_server(void)
 static int
 stream_citus_node(const ConnOpts *conn, const char *dir, int create_slot, int initial_copy)
 {
-	opt.conn = *conn;
-	opt.output = dir;
-	opt.create_slot = create_slot;
-	opt.initial_copy = initial_copy;
-	return stream_server();
+	StreamTarget t = {*conn, dir, create_slot, initial_copy};
+
+	return stream_server(&t);
 }
 
 int
@@ -1312,5 +1327,9 @@ main(int argc, char **argv)
 	if (opt.citus)
 		return citus_stream_run(&opt.conn, opt.worker_hosts, opt.nworker_hosts, opt.output,
 								opt.create_slot, opt.initial_copy, stream_citus_node);
-	return stream_server();
+	{
+		StreamTarget t = {opt.conn, opt.output, opt.create_slot, opt.initial_copy};
+
+		return stream_server(&t);
+	}
 }
