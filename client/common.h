@@ -3,7 +3,7 @@
  *		What pg_bsonexport and pg_bsonstream share as programs: their version,
  *		their messages (as PostgreSQL's programs write them: "program: error:
  *		...", exit 1 for an error and 2 for a usage error), --help and
- *		--version, and sizes in PostgreSQL's units.
+ *		--version.  The numbers, sizes and durations of options: option_parse.h.
  */
 #ifndef COMMON_H
 #define COMMON_H
@@ -51,37 +51,5 @@ extern void print_error(const char *msg);
 
 /* Print "progname --version"'s line */
 extern void print_version(void);
-
-/*
- * A size as PostgreSQL's settings take them: a whole number of bytes, or
- * with a unit kB, MB, GB or TB (1024-based); k, M, G, T alone and KiB, MiB,
- * GiB, TiB are taken as well, in any case.  0 and the bytes, or -1 for a
- * malformed value or one beyond UINT64_MAX.
- */
-extern int	parse_size(const char *s, uint64_t *bytes);
-
-/*
- * A duration as PostgreSQL's time settings take them (lock_timeout): a
- * number, with a fraction if need be, and a unit ms, s, min, h or d; a bare
- * number is in milliseconds, as PostgreSQL and pg_dump --lock-wait-timeout
- * read it.  No sign, blank, exponent, NaN or infinity.  0 and the
- * milliseconds (rounded; at most INT32_MAX, the settings' limit), or -1 for
- * a malformed value, one beyond the limit, or one that rounds to 0 without
- * being 0.
- */
-extern int	parse_duration_ms(const char *s, int32_t *ms);
-
-/* The largest number of seconds parse_seconds takes: a time_t and an int anywhere */
-#define SECONDS_MAX		2147483647.0
-
-/*
- * A duration in seconds: a decimal number (a fraction and an exponent
- * allowed), optionally followed by "s", greater than 0 and at most
- * SECONDS_MAX.  0 and the seconds, or -1 for anything else: NaN, infinity,
- * a sign, blanks, hexadecimal, trailing characters, 0 or a value that
- * rounds to 0, and a value beyond SECONDS_MAX (which would overflow the
- * time_t of a timeout).
- */
-extern int	parse_seconds(const char *s, double *secs);
 
 #endif							/* COMMON_H */

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "common.h"
+#include "option_parse.h"
 #include "progress.h"
 
 /* libpq messages end in a newline; ours are assembled line by line */
@@ -519,10 +520,8 @@ const char *db_lock_wait_arg = NULL;
 void
 db_lock_wait_option(const char *arg)
 {
-	if (parse_duration_ms(arg, &db_lock_wait_ms) != 0)
-		die_usage("invalid --lock-wait-timeout \"%s\": give a duration in ms, s, min, h or d "
-				  "(a bare number is in milliseconds, as PostgreSQL's lock_timeout), e.g. 30s, "
-				  "at most 2147483647ms; 0 waits as long as it takes", arg);
+	db_lock_wait_ms = option_parse_duration_ms("--lock-wait-timeout", arg,
+											   "0 waits as long as it takes");
 	db_lock_wait_arg = arg;
 }
 

@@ -36,6 +36,7 @@
 #include "db.h"
 #include "dump.h"
 #include "export.h"
+#include "option_parse.h"
 #include "output.h"
 #include "progress.h"
 #include "selection.h"
@@ -298,21 +299,6 @@ check_interrupted(void)
 		cleanup_and_exit(1);
 }
 
-/* --max-size: from the smallest document to BSON's int32 length */
-static size_t
-parse_max_size(const char *s)
-{
-	uint64_t	v;
-
-	if (parse_size(s, &v) != 0)
-		die_usage("invalid --max-size \"%s\": give bytes, or a number with a unit kB, MB or GB "
-				  "(1024-based; k, M, G too), e.g. 16MB", s);
-	if (v > INT32_MAX || v < BSON_MIN_SIZE)
-		die_usage("--max-size must be from %d to %d bytes (2 GiB - 1, as BSON's length is an "
-				  "int32; 2047MB is the largest in MB)", BSON_MIN_SIZE, INT32_MAX);
-	return (size_t) v;
-}
-
 /* --out-dir takes the table selection, and none of the single-file options */
 static void
 check_out_dir_options(void)
@@ -361,7 +347,6 @@ parse_options(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
-	char	   *end;
 
 	opt.jobs = 1;
 	opt.max_size = BSON_MONGODB_MAX_SIZE;
@@ -397,17 +382,17 @@ parse_options(int argc, char **argv)
 				opt.force = 1;
 				break;
 			case 'j':
-				errno = 0;
-				opt.jobs = (int) strtol(optarg, &end, 10);
-				if (errno || *end || end == optarg || opt.jobs < 1 || opt.jobs > MAX_JOBS)
-					die_usage("--jobs must be a number from 1 to %d, not \"%s\"", MAX_JOBS, optarg);
+				opt.jobs = option_parse_int("--jobs", optarg, 1, MAX_JOBS);
 				opt.jobs_given = 1;
 				break;
 			case 3:
 				opt.split = 1;
 				break;
 			case 4:
-				opt.max_size = parse_max_size(optarg);
+				/* from the smallest document to BSON's int32 length */
+				opt.max_size = (size_t) option_parse_size("--max-size", optarg, BSON_MIN_SIZE, INT32_MAX,
+														  "(2 GiB - 1, as BSON's length is an int32; "
+														  "2047MB is the largest in MB)");
 				break;
 			case 5:
 				opt.no_sync = 1;

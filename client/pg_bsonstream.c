@@ -41,6 +41,7 @@
 #include "db.h"
 #include "initial.h"
 #include "mongo_apply.h"
+#include "option_parse.h"
 #include "progress.h"
 #include "repl.h"
 #include "segment.h"
@@ -229,30 +230,6 @@ usage(FILE *f)
 			"  -?, --help                 print this help and exit\n");
 }
 
-/* A duration option: usage error for anything but seconds > 0 (common.h) */
-static double
-seconds_option(const char *name, const char *arg)
-{
-	double		v;
-
-	if (parse_seconds(arg, &v) != 0)
-		die_usage("invalid %s \"%s\": give a number of seconds greater than 0 and at most %.0f, "
-				  "such as 10, 0.5 or 10s", name, arg, SECONDS_MAX);
-	return v;
-}
-
-/* A size option: usage error for anything but bytes > 0, with a unit or not */
-static uint64_t
-size_option(const char *name, const char *arg)
-{
-	uint64_t	v;
-
-	if (parse_size(arg, &v) != 0 || v == 0)
-		die_usage("invalid %s \"%s\": give bytes, or a number with a unit "
-				  "kB, MB, GB or TB (1024-based)", name, arg);
-	return v;
-}
-
 static const char *const default_progress_collection = "bson_out_progress";
 static const uint64_t default_max_buffer = (uint64_t) 16 * 1024 * 1024 * 1024;
 static const int default_batch_size = 1000;
@@ -349,33 +326,19 @@ parse_options(int argc, char **argv)
 				opt.dead_letter = optarg;
 				break;
 			case 17:
-				opt.max_buffer = size_option("--max-buffer", optarg);
+				opt.max_buffer = option_parse_size("--max-buffer", optarg, 1, UINT64_MAX, NULL);
 				break;
 			case 18:
 				opt.keep_applied = 1;
 				break;
 			case 19:
-				{
-					char	   *end;
-					long		v = strtol(optarg, &end, 10);
-
-					if (*end || end == optarg || v < 1 || v > 100000)
-						die_usage("--batch-size takes a number from 1 to 100000");
-					opt.batch_size = (int) v;
-				}
+				opt.batch_size = option_parse_int("--batch-size", optarg, 1, 100000);
 				break;
 			case 'q':
 				opt.quiet = 1;
 				break;
 			case 'j':
-				{
-					char	   *end;
-					long		v = strtol(optarg, &end, 10);
-
-					if (*end || end == optarg || v < 1 || v > DUMP_MAX_JOBS)
-						die_usage("--jobs takes a number from 1 to %d", DUMP_MAX_JOBS);
-					opt.jobs = (int) v;
-				}
+				opt.jobs = option_parse_int("--jobs", optarg, 1, DUMP_MAX_JOBS);
 				break;
 			case 'E':
 				/* 0/0, InvalidXLogRecPtr, is no end: pg_recvlogical's reading */
@@ -389,13 +352,13 @@ parse_options(int argc, char **argv)
 				opt.initial_copy = 1;
 				break;
 			case 4:
-				opt.segment_size = size_option("--segment-size", optarg);
+				opt.segment_size = option_parse_size("--segment-size", optarg, 1, UINT64_MAX, NULL);
 				break;
 			case 5:
-				opt.segment_time = seconds_option("--segment-time", optarg);
+				opt.segment_time = option_parse_seconds("--segment-time", optarg);
 				break;
 			case 6:
-				opt.status_interval = seconds_option("--status-interval", optarg);
+				opt.status_interval = option_parse_seconds("--status-interval", optarg);
 				break;
 			case 7:
 				opt.reconnect = 1;

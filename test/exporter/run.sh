@@ -19,8 +19,9 @@
 # TID Range Scan of the jobs' queries; NULL rows; the size limits; the full
 # validation of every document (corrupt documents from a query and, with
 # --jobs, from a server whose to_bson was replaced) and --no-validate; refused
-# queries and names; connection and permission errors; an installation
-# lacking functions;
+# queries and names; connection and permission errors; every number, size
+# and duration option refusing NaN, infinities, signs, blanks, hexadecimal,
+# overflow and trailing characters (exit 2); an installation lacking functions;
 # SIGINT, SIGTERM, SIGKILL and a terminated backend mid-stream; SIGINT
 # while waiting for a lock; the table locked before the snapshot (a
 # TRUNCATE committed meanwhile); --jobs against a queued exclusive lock;
@@ -725,10 +726,34 @@ expect_error "usage: --table and --query" 2 "give either --table NAME, --query S
 expect_error "usage: --jobs with --query" 2 "--jobs needs --table" \
 	"$BIN" --query "SELECT to_bson(doc) FROM medium" -j 2 -o "$WORK/x.bson"
 expect_error "usage: bad --max-size" 2 "invalid --max-size" "$BIN" --table medium --max-size 12Q -o "$WORK/x.bson"
-for v in abc nan inf 1e3 -1 " 5" 5x 5sec 0.0001 25d 2147483648 99999999999999999999999999999999999999999999; do
-	expect_error "usage: --lock-wait-timeout '$v'" 2 "invalid --lock-wait-timeout \"$v\": give a duration in ms, s, min, h or d" \
-		"$BIN" --table medium --lock-wait-timeout "$v" -o "$WORK/x.bson"
+# every number, size and duration option is read whole, in decimal, by one
+# helper: anything else is a usage error naming the option and the value
+# (exit 2, then the --help pointer, nothing else)
+expect_usage() {
+	local opt=$1 v=$2 want="pg_bsonexport: error: invalid $1 \"$2\": give $3"
+	run "$BIN" --table medium --column doc "$opt" "$v" -o "$WORK/x.bson"
+	if [ "$rc" -eq 2 ] && [ "$(cat "$WORK/err")" = "$want"$'\nTry "pg_bsonexport --help" for more information.' ]; then
+		pass "usage: $opt '$v': exit 2, said"
+	else
+		fail "usage: $opt '$v'" "exit $rc, expected 2 and: $want; stderr: $(cat "$WORK/err")"
+	fi
+}
+JUNK=("" nan inf -inf -1 +5 " 5" "5 " 0x10 12abc 1e3 99999999999999999999)
+for v in "${JUNK[@]}" 0 65 1.5 4294967297; do
+	expect_usage --jobs "$v" "a whole number from 1 to 64"
 done
+for v in "${JUNK[@]}" 0 4 4B 12Q "5 MB" 2G 1TB 18446744073709551616; do
+	expect_usage --max-size "$v" "bytes, or a number with a unit kB, MB, GB or TB (1024-based), from 5 to 2147483647 bytes (2 GiB - 1, as BSON's length is an int32; 2047MB is the largest in MB)"
+done
+for v in "${JUNK[@]}" abc 5x 5sec 0.0001 25d 2147483648 99999999999999999999999999999999999999999999; do
+	expect_usage --lock-wait-timeout "$v" "a duration in ms, s, min, h or d (a bare number is in milliseconds, as PostgreSQL's lock_timeout), e.g. 30s, at most 2147483647ms; 0 waits as long as it takes"
+done
+# ... and a valid value of each is taken as before
+run "$BIN" --table medium --column doc --jobs 2 --max-size 16MB --lock-wait-timeout 1.5s -o "$WORK/x.bson" -q
+[ "$rc" -eq 0 ] && cmp -s "$WORK/x.bson" "$M" &&
+	pass "--jobs 2 --max-size 16MB --lock-wait-timeout 1.5s: taken; byte-identical" ||
+	fail "--jobs 2 --max-size 16MB --lock-wait-timeout 1.5s" "rc $rc; $(cat "$WORK/err")"
+rm -f "$WORK/x.bson"
 expect_error "usage: --max-size too large names the real maximum" 2 "from 5 to 2147483647 bytes" \
 	"$BIN" --table medium --max-size 2G -o "$WORK/x.bson"
 run "$BIN" --table medium --column doc --max-size 2047M -o "$WORK/x.bson" -q

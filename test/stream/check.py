@@ -792,14 +792,52 @@ def errors():
     check(not temp_files(out), "errors: no temporary file left")
 
 
+# what each number, size and duration option says it takes, after 'give '
+USAGE_TAKES = {
+    "--jobs": "a whole number from 1 to 64",
+    "--batch-size": "a whole number from 1 to 100000",
+    "--segment-size": "bytes, or a number with a unit kB, MB, GB or TB (1024-based), at least 1 byte",
+    "--max-buffer": "bytes, or a number with a unit kB, MB, GB or TB (1024-based), at least 1 byte",
+    "--segment-time": "a number of seconds greater than 0 and at most 2147483647, such as 10, 0.5 or 10s",
+    "--status-interval": "a number of seconds greater than 0 and at most 2147483647, such as 10, 0.5 or 10s",
+    "--lock-wait-timeout": "a duration in ms, s, min, h or d (a bare number is in milliseconds, as "
+                           "PostgreSQL's lock_timeout), e.g. 30s, at most 2147483647ms; 0 waits as long as it takes",
+}
+# refused by every one of them
+USAGE_JUNK = ("", "nan", "inf", "-inf", "-1", "+5", " 5", "5 ", "0x10", "12abc", "99999999999999999999")
+# and by some: the range, a fraction or an exponent where none is taken, a unit where none is
+USAGE_MORE = {
+    "--jobs": ("0", "65", "1.5", "1e3", "4294967297"),
+    "--batch-size": ("0", "100001", "1.5", "1e3", "4294967297"),
+    "--segment-size": ("0", "0kB", "12Q", "1e3", "5 MB", "18446744073709551616", "16777216TB"),
+    "--max-buffer": ("0", "0kB", "12Q", "1e3", "5 MB", "18446744073709551616", "16777216TB"),
+    "--segment-time": ("1e300", "0", "1e-400", "10x", "2147483648"),
+    "--status-interval": ("1e300", "0", "1e-400", "10x", "2147483648"),
+    "--lock-wait-timeout": ("1e3", "0.0001", "25d", "2147483648", "5sec"),
+}
+
+
 def usage_errors(base):
-    """Durations, the slot's name and LSNs: anything but a valid value is a usage error, exit 2."""
-    for opt in ("--segment-time", "--status-interval"):
-        for value in ("nan", "inf", "1e300", "-1", "0", "1e-400", "10x", "0x10", " 5", ""):
-            run_error("%s %r" % (opt, value), base + ["--slot", "x", opt, value],
-                      r'error: invalid %s "%s": give a number of seconds greater than 0 and at most '
-                      r"2147483647, such as 10, 0\.5 or 10s\nTry \"pg_bsonstream --help\"" % (opt, re.escape(value)),
-                      status=2)
+    """Numbers, sizes, durations, the slot's name and LSNs: anything but a
+    valid value is a usage error, exit 2, that names the option and the value."""
+    for opt, takes in USAGE_TAKES.items():
+        for value in USAGE_JUNK + USAGE_MORE[opt]:
+            r = subprocess.run([BIN] + base + ["--slot", "x", opt, value], capture_output=True, text=True,
+                               timeout=60)
+            want = ('pg_bsonstream: error: invalid %s "%s": give %s\n'
+                    'Try "pg_bsonstream --help" for more information.\n' % (opt, value, takes))
+            check(r.returncode == 2 and r.stderr == want, "error: %s %r: exit 2, said" % (opt, value),
+                  "exit %s, expected 2 and:\n%s\ngot:\n%s" % (r.returncode, want, r.stderr))
+    # a valid value of each is taken, and the run goes on to its next check
+    for opt, value, status, pattern in (
+            ("--jobs", "64", 1, r'replication slot "x" does not exist'),
+            ("--segment-size", "2kB", 1, r'replication slot "x" does not exist'),
+            ("--segment-time", "0.5s", 1, r'replication slot "x" does not exist'),
+            ("--status-interval", "1e1", 1, r'replication slot "x" does not exist'),
+            ("--batch-size", "100000", 2, r"error: --progress-collection, .* are for --to\n"),
+            ("--max-buffer", "1MB", 2, r"error: --progress-collection, .* are for --to\n"),
+            ("--lock-wait-timeout", "1.5s", 2, r"error: --lock-wait-timeout is for --initial-copy")):
+        run_error("%s %s is taken" % (opt, value), base + ["--slot", "x", opt, value], pattern, status=status)
     run_error("--slot= (empty)", base + ["--slot="],
               r"error: give the replication slot with --slot NAME\nTry", status=2)
     for value in ("0/1x", "1/2/3", "-1/0", "0/", "123456789/0"):
