@@ -270,6 +270,7 @@ parse_options(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	int			c;
+	const char *apply_option = NULL;	/* the last option given that is for --to */
 
 	selection_init(&opt.sel);
 	common_init(PROGNAME, argc, argv, usage);
@@ -319,20 +320,25 @@ parse_options(int argc, char **argv)
 				if (optarg[0] == '\0' || optarg[0] == '$' || strchr(optarg, '\0') - optarg > 200)
 					die_usage("invalid --progress-collection \"%s\": give a collection name", optarg);
 				opt.progress_collection = optarg;
+				apply_option = "--progress-collection";
 				break;
 			case 16:
 				if (optarg[0] == '\0')
 					die_usage("--dead-letter takes a file name");
 				opt.dead_letter = optarg;
+				apply_option = "--dead-letter";
 				break;
 			case 17:
 				opt.max_buffer = option_parse_size("--max-buffer", optarg, 1, UINT64_MAX, NULL);
+				apply_option = "--max-buffer";
 				break;
 			case 18:
 				opt.keep_applied = 1;
+				apply_option = "--keep-applied";
 				break;
 			case 19:
 				opt.batch_size = option_parse_int("--batch-size", optarg, 1, 100000);
+				apply_option = "--batch-size";
 				break;
 			case 'q':
 				opt.quiet = 1;
@@ -403,11 +409,9 @@ parse_options(int argc, char **argv)
 	if (opt.to && opt.citus)
 		die_usage("--to cannot be used with --citus yet: the nodes' streams would be applied "
 				  "each on its own, not merged by their commit times");
-	if (!opt.to && (opt.dead_letter || opt.keep_applied || opt.progress_collection !=
-					default_progress_collection || opt.max_buffer != default_max_buffer ||
-					opt.batch_size != default_batch_size))
-		die_usage("--progress-collection, --dead-letter, --max-buffer, --keep-applied and "
-				  "--batch-size are for --to");
+	if (!opt.to && apply_option)
+		die_usage("%s is for --to (as are --progress-collection, --dead-letter, --max-buffer, "
+				  "--keep-applied and --batch-size)", apply_option);
 	if (opt.to && !apply_available())
 		die_usage("--to is not available: this pg_bsonstream was built without the MongoDB C "
 				  "driver (libmongoc)");

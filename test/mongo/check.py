@@ -819,7 +819,7 @@ def errors_run(ferret):
     rc, err = run(["-o", "-", "--to", ferret.uri()])
     check(rc == 2 and "--to needs -o DIR" in err, "errors: --to with -o -", err)
     rc, err = run(["--dead-letter", "x"])
-    check(rc == 2 and "are for --to" in err, "errors: --dead-letter without --to", err)
+    check(rc == 2 and "--dead-letter is for --to" in err, "errors: --dead-letter without --to", err)
     rc, err = run(["--to", ferret.uri(), "--batch-size", "0"])
     check(rc == 2 and "--batch-size" in err, "errors: --batch-size 0", err)
     rc, err = run(["--to", ferret.uri(), "--max-buffer", "1x"])
