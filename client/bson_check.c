@@ -88,7 +88,7 @@ bson_validate_document(const char *data, size_t len, char *err, size_t errsize)
 {
 	BsonReadError rerr;
 
-	if (bson_validate((const uint8_t *) data, len, &check_limits, &rerr))
+	if (bson_read_validate((const uint8_t *) data, len, &check_limits, &rerr))
 		return NULL;
 	snprintf(err, errsize, "the document is not valid BSON at byte offset %zu: %s",
 			 rerr.offset, rerr.message);

@@ -8,7 +8,7 @@
  * make mongorestore or bsondump misread every later document; a document
  * over MongoDB's size limit would be refused by the server.  The full
  * validation (the default; --no-validate skips it) runs the extension's own
- * validator, bson_validate() of src/core/bson_reader.c, over every element:
+ * validator, bson_read_validate() of src/core/bson_reader.c, over every element:
  * the server's functions produce valid documents, but a --query can return
  * any bytea, and the client need not trust the server it reads from.
  */

@@ -83,7 +83,7 @@ typedef struct Job
 								 * for each document, or NULL */
 	size_t		max_size;
 	const char *max_size_option;	/* the option that sets it, for messages */
-	int			validate;		/* every element (bson_validate), not only the framing */
+	int			validate;		/* every element (bson_read_validate), not only the framing */
 	int64_t		first_block;	/* for messages: the range (the current
 								 * chunk's with chunks), -1 = unbounded */
 	int64_t		end_block;

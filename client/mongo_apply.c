@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,12 @@
 #include "mongo_apply.h"
 
 #ifndef HAVE_LIBMONGOC
+
+void
+apply_process_init(char **argv)
+{
+	(void) argv;
+}
 
 int
 apply_available(void)
@@ -160,6 +167,28 @@ int
 apply_available(void)
 {
 	return 1;
+}
+
+/*
+ * libmongoc initialises itself when it is loaded (a constructor, before
+ * main) and keeps its counters in shared memory, /dev/shm/mongoc-<pid>: a
+ * file that a kill -9 leaves behind, and that a later process given the
+ * same pid finds in its way ("Falling back to malloc for counters" on
+ * standard error).  The counters are of no use here: the program removes
+ * the file of its pid (its own, or a dead process's) and starts again,
+ * once, with MONGOC_DISABLE_SHM, which keeps them in its own memory.
+ */
+void
+apply_process_init(char **argv)
+{
+	char		name[64];
+
+	if (getenv("MONGOC_DISABLE_SHM") != NULL || setenv("MONGOC_DISABLE_SHM", "1", 1) != 0)
+		return;
+	snprintf(name, sizeof(name), "/mongoc-%u", (unsigned) getpid());
+	(void) shm_unlink(name);
+	execv("/proc/self/exe", argv);
+	/* not started again: this run keeps the counters, in memory unlinked */
 }
 
 /* The time of day, in milliseconds since 1970 (now_seconds is monotonic) */
@@ -1871,6 +1900,9 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 		snprintf(err, errsize, "could not reach MongoDB at --to: %s\nhint: %s", e.message,
 				 e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ?
 				 "Check the user name, the password and authSource in the URI." :
+				 strstr(e.message, "TLS") || strstr(e.message, "certificate") ?
+				 "Check tlsCAFile in the URI: it must name the authority that signed the "
+				 "server's certificate (or tlsAllowInvalidCertificates=true, for tests only)." :
 				 "Check the host and port in the URI and that the server runs; "
 				 "serverSelectionTimeoutMS in the URI sets how long to wait.");
 		return -1;

@@ -60,6 +60,12 @@ typedef struct ApplyStats
 	char		state[200];		/* what it waits for, "" when applying */
 } ApplyStats;
 
+/*
+ * First thing in main: the MongoDB C driver's process-wide set-up (may
+ * start the program again; see mongo_apply.c).
+ */
+extern void apply_process_init(char **argv);
+
 /* Built without the MongoDB C driver: --to is refused. */
 extern int	apply_available(void);
 

@@ -47,6 +47,7 @@
 #include "segment.h"
 #include "selection.h"
 #include "signals.h"
+#include "status_file.h"
 
 #define PROGNAME	"pg_bsonstream"
 /*
@@ -146,6 +147,7 @@ typedef struct State
 	 */
 	int			progressed;
 	Lsn			keepalive_high;
+	double		status_written;	/* DIR/status.json, last written */
 
 	/*
 	 * A transaction is in progress: messages received since the last commit
@@ -535,6 +537,8 @@ rotate_segment(PGconn *conn, State *st)
 	return take_durable(conn, st);
 }
 
+static void write_status(State *st, double elapsed, double lag_secs);
+
 /* The time of day, for the lag behind an event's wallTime */
 static double
 wall_seconds(void)
@@ -554,11 +558,13 @@ show_progress(State *st)
 	double		lag_bytes;
 	double		lag_secs;
 
-	if (!progress_due(&st->progress))
-		return;
 	elapsed = now_seconds() - st->progress.start;
 	lag_bytes = st->server_end > st->confirmed ? (double) (st->server_end - st->confirmed) : 0;
 	lag_secs = lag_bytes > 0 ? now_seconds() - st->confirmed_at : 0;
+	if (strcmp(st->target->dir, "-") != 0 && now_seconds() - st->status_written >= 1.0)
+		write_status(st, elapsed, lag_secs);
+	if (!progress_due(&st->progress))
+		return;
 	snprintf(line, sizeof(line),
 			 "%llu events (%.0f/s), %s, %llu segments, server " LSN_FORMAT ", lag %.0f bytes, %.1f s",
 			 (unsigned long long) segment_events_received(&st->seg),
@@ -581,6 +587,43 @@ show_progress(State *st)
 					 a.caught_up || a.wall_ms == 0 ? 0.0 : wall_seconds() - a.wall_ms / 1000.0);
 	}
 	progress_show(&st->progress, line);
+}
+
+/* The same figures into DIR/status.json (status_file.h) */
+static void
+write_status(State *st, double elapsed, double lag_secs)
+{
+	StreamStatus s;
+	ApplyStats	a;
+
+	memset(&s, 0, sizeof(s));
+	s.slot = opt.slot;
+	s.events = segment_events_received(&st->seg);
+	s.bytes = st->seg.bytes;
+	s.segments = st->seg.segments;
+	s.server_lsn = st->server_end;
+	s.confirmed_lsn = st->confirmed;
+	s.lag_seconds = lag_secs;
+	if (opt.to)
+	{
+		apply_stats(&a);
+		s.to = 1;
+		s.state = a.state;
+		s.applied = a.events;
+		s.applied_per_second = elapsed > 0 ? a.events / elapsed : 0;
+		s.refused = a.refused;
+		s.token = a.token;
+		s.wall_ms = a.wall_ms;
+		s.buffer_bytes = a.buffer_bytes;
+		s.caught_up = a.caught_up;
+		s.apply_lag_seconds = a.caught_up || a.wall_ms == 0 ? 0.0 :
+			wall_seconds() - a.wall_ms / 1000.0;
+	}
+	/* a view, not state: a failure to write it is said once, and the stream goes on */
+	if (status_file_write(st->target->dir, &s) != 0 && st->status_written == 0)
+		fprintf(stderr, PROGNAME ": warning: could not write \"%s/status.json\": %s\n",
+				st->target->dir, strerror(errno));
+	st->status_written = now_seconds();
 }
 
 /* Wait for the socket, at most 'secs'. */
@@ -696,6 +739,9 @@ stream(PGconn *conn, State *st, char *err, size_t errsize)
 				wait = segment_wait(&st->seg, now);
 			if (st->progress.enabled && wait > 0.25)
 				wait = 0.25;
+			/* DIR/status.json is rewritten every second */
+			if (strcmp(st->target->dir, "-") != 0 && wait > 1.0)
+				wait = 1.0;
 			wait_socket(conn, wait);
 			if (PQconsumeInput(conn) == 0)
 			{
@@ -1289,6 +1335,7 @@ stream_citus_node(const ConnOpts *conn, const char *dir, int create_slot, int in
 int
 main(int argc, char **argv)
 {
+	apply_process_init(argv);
 	parse_options(argc, argv);
 	signals_install();
 	if (opt.citus)

@@ -10,10 +10,10 @@
  *
  * For each input:
  *
- *	1. bson_utf8_valid_prefix() is compared with a plain reference decoder
+ *	1. bson_read_utf8_valid_prefix() is compared with a plain reference decoder
  *	   over the whole input, and the text formatters run on raw windows of
  *	   it (decimal128, datetimes, base64, hex), whether or not it is BSON;
- *	2. bson_validate() runs with a depth cap of MAX_DEPTH and an enter hook;
+ *	2. bson_read_validate() runs with a depth cap of MAX_DEPTH and an enter hook;
  *	   a rejection must give an offset inside the input and a printable
  *	   message, the same with or without an error struct;
  *	3. an accepted document is walked with BsonIter, every accessor called
@@ -28,7 +28,7 @@
  *	   (so the validator has to find the damage inside) are validated from
  *	   exact-size copies, so that a read past the end is an ASan report, and
  *	   walked when accepted;
- *	5. the input is split as a stream with bson_document_length() and every
+ *	5. the input is split as a stream with bson_read_document_length() and every
  *	   document validated (and walked) on its own.
  *
  * Text forms are checked by round trip through the extjson_scalars.c parsers
@@ -143,7 +143,7 @@ ref_utf8_valid_prefix(const uint8_t *s, size_t len)
 static void
 check_utf8(const uint8_t *s, size_t len)
 {
-	CHECK(bson_utf8_valid_prefix(s, len) == len);
+	CHECK(bson_read_utf8_valid_prefix(s, len) == len);
 	CHECK(ref_utf8_valid_prefix(s, len) == len);
 }
 
@@ -155,7 +155,7 @@ check_utf8_differential(const uint8_t *s, size_t len)
 
 	while (off < len)
 	{
-		size_t		got = bson_utf8_valid_prefix(s + off, len - off);
+		size_t		got = bson_read_utf8_valid_prefix(s + off, len - off);
 
 		CHECK(got <= len - off);
 		CHECK(got == ref_utf8_valid_prefix(s + off, len - off));
@@ -420,7 +420,7 @@ tick_hook(void *arg)
 }
 
 /*
- * bson_validate with the fuzzer's limits; checks that the answer does not
+ * bson_read_validate with the fuzzer's limits; checks that the answer does not
  * depend on whether an error struct is passed, and the error when there is
  * one.  *hook gets the enter calls.
  */
@@ -435,8 +435,8 @@ validate(const uint8_t *data, size_t len, Hook *hook, BsonReadError *err)
 	hook_init(hook, -1);
 	hook_init(&again, -1);
 	memset(err, 0xFF, sizeof(*err));	/* the message must get its NUL */
-	ok = bson_validate(data, len, &limits, err);
-	CHECK(bson_validate(data, len, &limits2, NULL) == ok);
+	ok = bson_read_validate(data, len, &limits, err);
+	CHECK(bson_read_validate(data, len, &limits2, NULL) == ok);
 	CHECK(again.calls == hook->calls);
 	if (!ok)
 		check_error(err, len);
@@ -499,7 +499,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 			{
 				uint8_t		subtype;
 				size_t		blen;
-				const uint8_t *p = bson_iter_binary(it, &subtype, &blen);
+				const uint8_t *p = bson_read_binary(it, &subtype, &blen);
 
 				CHECK(subtype == v[4]);
 				if (subtype == 2)
@@ -543,7 +543,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 				size_t		plen;
 				size_t		olen;
 
-				bson_iter_regex(it, &pattern, &options);
+				bson_read_regex(it, &pattern, &options);
 				plen = strlen(pattern);
 				olen = strlen(options);
 				CHECK(pattern == (const char *) v);
@@ -557,7 +557,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 			{
 				size_t		nslen;
 				const uint8_t *oid;
-				const char *ns = bson_iter_dbpointer(it, &nslen, &oid);
+				const char *ns = bson_read_dbpointer(it, &nslen, &oid);
 
 				CHECK(ns == (const char *) v + 4);
 				CHECK(ns[nslen] == '\0');
@@ -571,7 +571,7 @@ check_element(const BsonIter *it, size_t size, int depth, Walk *w)
 			{
 				size_t		codelen;
 				const uint8_t *scope;
-				const char *code = bson_iter_code_w_scope(it, &codelen, &scope);
+				const char *code = bson_read_code_w_scope(it, &codelen, &scope);
 
 				CHECK(size == bsonr_u32(v));
 				CHECK(size >= 14);
@@ -661,7 +661,7 @@ walk_document(const uint8_t *doc, const uint8_t *limit, int depth, Walk *w)
 		CHECK(it.value == it.pos + 2 + it.keylen);
 		CHECK(it.value <= it.end);
 		check_utf8((const uint8_t *) it.key, it.keylen);
-		size = bson_value_size(it.type, it.value);
+		size = bson_read_value_size(it.type, it.value);
 		CHECK(size <= (size_t) (it.end - it.value));
 		check_element(&it, size, depth, w);
 		sum += 2 + it.keylen + size;
@@ -685,14 +685,14 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 
 	CHECK(len >= BSON_MIN_DOCUMENT_SIZE);
 	CHECK(bsonr_u32(data) == len);
-	CHECK(bson_document_length(data, len, &err) == len);
+	CHECK(bson_read_document_length(data, len, &err) == len);
 
 	walk_document(data, data + len, 0, &w);
 	CHECK(w.documents == hook->calls);
 	CHECK(w.deepest == hook->deepest);
 
 	/* no limits at all: still valid (nesting is at most MAX_DEPTH here) */
-	CHECK(bson_validate(data, len, NULL, NULL));
+	CHECK(bson_read_validate(data, len, NULL, NULL));
 
 	/*
 	 * One level less, by max_depth and by the hook: rejected at the first
@@ -707,12 +707,12 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 
 		if (w.deepest > 1)
 		{
-			CHECK(!bson_validate(data, len, &capped, &err));
+			CHECK(!bson_read_validate(data, len, &capped, &err));
 			check_error(&err, len);
 			CHECK(err.offset == w.deepest_at);
 		}
 		hook_init(&h, w.deepest - 1);
-		CHECK(!bson_validate(data, len, &refusing, &err));
+		CHECK(!bson_read_validate(data, len, &refusing, &err));
 		check_error(&err, len);
 		CHECK(err.offset == w.deepest_at);
 		CHECK(h.deepest == w.deepest);
@@ -720,7 +720,7 @@ check_accepted(const uint8_t *data, size_t len, const Hook *hook)
 	{
 		BsonReadLimits exact = {w.deepest > 0 ? w.deepest : 0, NULL, NULL, NULL};
 
-		CHECK(bson_validate(data, len, &exact, NULL));
+		CHECK(bson_read_validate(data, len, &exact, NULL));
 	}
 }
 
@@ -826,8 +826,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	else if (size >= BSON_MIN_DOCUMENT_SIZE && bsonr_u32(data) == size)
 	{
-		/* a header that fits: bson_document_length must take it */
-		CHECK(bson_document_length(data, size, NULL) == size);
+		/* a header that fits: bson_read_document_length must take it */
+		CHECK(bson_read_document_length(data, size, NULL) == size);
 	}
 
 	/* 4. truncations with the header rewritten */
@@ -854,7 +854,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		while (off < size && count < 64)
 		{
-			size_t		n = bson_document_length(data + off, size - off, &err);
+			size_t		n = bson_read_document_length(data + off, size - off, &err);
 
 			if (n == 0)
 			{

@@ -280,7 +280,7 @@ bson_documents(PG_FUNCTION_ARGS)
 	if (st->offset >= st->len)
 		SRF_RETURN_DONE(funcctx);
 
-	doclen = bson_document_length(st->data + st->offset, st->len - st->offset, &err);
+	doclen = bson_read_document_length(st->data + st->offset, st->len - st->offset, &err);
 	if (doclen == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),

@@ -70,7 +70,7 @@ int
 bson_invalid_utf8_offset(const char *s, int len)
 {
 	/* the decoder's validator: the same rules on the way in and out */
-	size_t		ok = bson_utf8_valid_prefix((const uint8 *) s, (size_t) len);
+	size_t		ok = bson_read_utf8_valid_prefix((const uint8 *) s, (size_t) len);
 
 	return ok == (size_t) len ? -1 : (int) ok;
 }

@@ -4,7 +4,7 @@
  *		text forms of values that Extended JSON output needs.
  *
  * Plain C99, no PostgreSQL headers: fuzz/ builds this file on its own.
- * Every read in bson_validate() is checked against the bound of the
+ * Every read in bson_read_validate() is checked against the bound of the
  * innermost enclosing document first; the iterator and the accessors below
  * are only ever run on validated bytes.
  */
@@ -40,7 +40,7 @@ fail(Validator *v, const uint8_t *at, const char *fmt,...)
 }
 
 size_t
-bson_utf8_valid_prefix(const uint8_t *s, size_t len)
+bson_read_utf8_valid_prefix(const uint8_t *s, size_t len)
 {
 	size_t		i = 0;
 
@@ -114,7 +114,7 @@ check_cstring(Validator *v, const uint8_t *p, const uint8_t *end,
 		return fail(v, p, "%s is not NUL-terminated within its document", what);
 	if (high & 0x80)
 	{
-		ok = bson_utf8_valid_prefix(p, (size_t) (q - p));
+		ok = bson_read_utf8_valid_prefix(p, (size_t) (q - p));
 		if (ok != (size_t) (q - p))
 			return fail(v, p + ok, "%s is not valid UTF-8", what);
 	}
@@ -143,7 +143,7 @@ check_string(Validator *v, const uint8_t *p, size_t room, const char *what,
 	 */
 	if (p[3 + (size_t) slen] != 0)
 		return fail(v, p + 3 + (size_t) slen, "%s does not end with a NUL byte", what);
-	ok = bson_utf8_valid_prefix(p + 4, (size_t) slen - 1);
+	ok = bson_read_utf8_valid_prefix(p + 4, (size_t) slen - 1);
 	if (ok != (size_t) slen - 1)
 		return fail(v, p + 4 + ok, "%s is not valid UTF-8", what);
 	*size = 4 + (size_t) slen;
@@ -334,7 +334,7 @@ check_document(Validator *v, const uint8_t *p, size_t avail, int depth,
 }
 
 bool
-bson_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
+bson_read_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
 			  BsonReadError *err)
 {
 	Validator	v = {data, limits, err, 0};
@@ -351,7 +351,7 @@ bson_validate(const uint8_t *data, size_t len, const BsonReadLimits *limits,
 }
 
 size_t
-bson_document_length(const uint8_t *data, size_t len, BsonReadError *err)
+bson_read_document_length(const uint8_t *data, size_t len, BsonReadError *err)
 {
 	Validator	v = {data, NULL, err, 0};
 	int32_t		doclen;
@@ -376,7 +376,7 @@ bson_document_length(const uint8_t *data, size_t len, BsonReadError *err)
 }
 
 size_t
-bson_value_size(uint8_t type, const uint8_t *v)
+bson_read_value_size(uint8_t type, const uint8_t *v)
 {
 	switch (type)
 	{
@@ -417,7 +417,7 @@ bson_value_size(uint8_t type, const uint8_t *v)
 }
 
 const uint8_t *
-bson_iter_binary(const BsonIter *it, uint8_t *subtype, size_t *len)
+bson_read_binary(const BsonIter *it, uint8_t *subtype, size_t *len)
 {
 	*subtype = it->value[4];
 	*len = bsonr_u32(it->value);
@@ -430,14 +430,14 @@ bson_iter_binary(const BsonIter *it, uint8_t *subtype, size_t *len)
 }
 
 void
-bson_iter_regex(const BsonIter *it, const char **pattern, const char **options)
+bson_read_regex(const BsonIter *it, const char **pattern, const char **options)
 {
 	*pattern = (const char *) it->value;
 	*options = *pattern + strlen(*pattern) + 1;
 }
 
 const char *
-bson_iter_dbpointer(const BsonIter *it, size_t *len, const uint8_t **oid)
+bson_read_dbpointer(const BsonIter *it, size_t *len, const uint8_t **oid)
 {
 	*len = bsonr_u32(it->value) - 1;
 	*oid = it->value + 4 + *len + 1;
@@ -445,7 +445,7 @@ bson_iter_dbpointer(const BsonIter *it, size_t *len, const uint8_t **oid)
 }
 
 const char *
-bson_iter_code_w_scope(const BsonIter *it, size_t *len, const uint8_t **scope)
+bson_read_code_w_scope(const BsonIter *it, size_t *len, const uint8_t **scope)
 {
 	*len = bsonr_u32(it->value + 4) - 1;
 	*scope = it->value + 8 + *len + 1;

@@ -6,10 +6,10 @@
  * server (from_bson, bson_to_json, bson_is_valid, bson_documents) and in the
  * libFuzzer harness (fuzz/).  The two steps are kept apart on purpose:
  *
- *   bson_validate()  checks every rule of the BSON specification once, with
+ *   bson_read_validate()  checks every rule of the BSON specification once, with
  *                    every read bounds-checked, and says at which byte
  *                    offset and why a document is wrong;
- *   BsonIter         walks a document that bson_validate() accepted, so it
+ *   BsonIter         walks a document that bson_read_validate() accepted, so it
  *                    does no checks of its own and stays simple and fast.
  *
  * Never walk bytes that were not validated: the iterator trusts lengths.
@@ -63,7 +63,7 @@ typedef struct BsonReadLimits
  * consistent, and nesting within limits.  On failure returns false and fills
  * *err (if not NULL) with the first problem found.
  */
-extern bool bson_validate(const uint8_t *data, size_t len,
+extern bool bson_read_validate(const uint8_t *data, size_t len,
 						  const BsonReadLimits *limits, BsonReadError *err);
 
 /*
@@ -71,7 +71,7 @@ extern bool bson_validate(const uint8_t *data, size_t len,
  * of documents (a .bson file): 0 and *err if its length header is missing,
  * below 5 or beyond len.  Does not validate the document itself.
  */
-extern size_t bson_document_length(const uint8_t *data, size_t len,
+extern size_t bson_read_document_length(const uint8_t *data, size_t len,
 								   BsonReadError *err);
 
 /* Little-endian reads, no alignment assumed */
@@ -116,7 +116,7 @@ bson_iter_init(BsonIter *it, const uint8_t *doc)
 }
 
 /* The size in bytes of a validated value of type type at v. */
-extern size_t bson_value_size(uint8_t type, const uint8_t *v);
+extern size_t bson_read_value_size(uint8_t type, const uint8_t *v);
 
 static inline bool
 bson_iter_next(BsonIter *it)
@@ -124,7 +124,7 @@ bson_iter_next(BsonIter *it)
 	const uint8_t *p;
 
 	if (it->value != NULL)
-		it->pos = it->value + bson_value_size(it->type, it->value);
+		it->pos = it->value + bson_read_value_size(it->type, it->value);
 	if (it->pos >= it->end)
 		return false;
 	it->type = it->pos[0];
@@ -170,19 +170,19 @@ bson_iter_double(const BsonIter *it)
 
 /* binary: payload and subtype (for subtype 2, the payload after its
  * inner length, as readers show it) */
-extern const uint8_t *bson_iter_binary(const BsonIter *it, uint8_t *subtype,
+extern const uint8_t *bson_read_binary(const BsonIter *it, uint8_t *subtype,
 									   size_t *len);
 
 /* regex: pattern and options, both NUL-terminated */
-extern void bson_iter_regex(const BsonIter *it, const char **pattern,
+extern void bson_read_regex(const BsonIter *it, const char **pattern,
 							const char **options);
 
 /* dbpointer: the namespace (*len bytes, NUL-terminated) and the 12-byte id */
-extern const char *bson_iter_dbpointer(const BsonIter *it, size_t *len,
+extern const char *bson_read_dbpointer(const BsonIter *it, size_t *len,
 									   const uint8_t **oid);
 
 /* code with scope: the code (*len bytes) and the scope document */
-extern const char *bson_iter_code_w_scope(const BsonIter *it, size_t *len,
+extern const char *bson_read_code_w_scope(const BsonIter *it, size_t *len,
 										  const uint8_t **scope);
 
 /* timestamp: t (seconds, the high word) and i (the increment) */
@@ -205,6 +205,6 @@ bson_iter_decimal128(const BsonIter *it, uint64_t *low, uint64_t *high)
  * The offset of the first byte of s[0..len) that is not part of valid UTF-8,
  * or len if all of it is valid.  NUL bytes count as valid.
  */
-extern size_t bson_utf8_valid_prefix(const uint8_t *s, size_t len);
+extern size_t bson_read_utf8_valid_prefix(const uint8_t *s, size_t len);
 
 #endif							/* BSON_READER_H */

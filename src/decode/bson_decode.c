@@ -39,7 +39,7 @@ bson_decode_check(const uint8 *data, size_t len, BsonReadError *err)
 {
 	BsonReadLimits limits = {0, enter_checked, NULL, tick_interrupts};
 
-	return bson_validate(data, len, &limits, err);
+	return bson_read_validate(data, len, &limits, err);
 }
 
 void
@@ -60,7 +60,7 @@ bson_decode_is_valid(const uint8 *data, size_t len)
 {
 	BsonReadLimits limits = {0, enter_quiet, NULL, tick_interrupts};
 
-	return bson_validate(data, len, &limits, NULL);
+	return bson_read_validate(data, len, &limits, NULL);
 }
 
 void

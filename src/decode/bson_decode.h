@@ -32,7 +32,7 @@
  * check_stack_depth().
  */
 /*
- * bson_validate() with PostgreSQL's hooks (the stack check, raising 54001;
+ * bson_read_validate() with PostgreSQL's hooks (the stack check, raising 54001;
  * interrupts): false and *err for an invalid document, raising nothing else.
  */
 extern bool bson_decode_check(const uint8 *data, size_t len, BsonReadError *err);

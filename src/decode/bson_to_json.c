@@ -345,7 +345,7 @@ write_code_w_scope(JsonWriter *jw, const BsonIter *it,
 {
 	size_t		len;
 	const uint8 *scope;
-	const char *code = bson_iter_code_w_scope(it, &len, &scope);
+	const char *code = bson_read_code_w_scope(it, &len, &scope);
 
 	jw_literal(jw, "{\"$code\": ");
 	append_string(jw, code, len, path, false);
@@ -359,7 +359,7 @@ write_binary(JsonWriter *jw, const BsonIter *it)
 {
 	uint8_t		subtype;
 	size_t		len;
-	const uint8 *data = bson_iter_binary(it, &subtype, &len);
+	const uint8 *data = bson_read_binary(it, &subtype, &len);
 	char		sub[BSON_SUBTYPE_TEXT];
 
 	bson_subtype_text(subtype, sub);
@@ -430,7 +430,7 @@ write_regex(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 	char	   *sorted;
 	size_t		len;
 
-	bson_iter_regex(it, &pattern, &options);
+	bson_read_regex(it, &pattern, &options);
 	sorted = bson_regex_options_text(options, &len);
 	jw_literal(jw, "{\"$regularExpression\": {\"pattern\": ");
 	append_string(jw, pattern, strlen(pattern), path, false);
@@ -445,7 +445,7 @@ write_dbpointer(JsonWriter *jw, const BsonIter *it, const BsonDecodePath *path)
 {
 	size_t		len;
 	const uint8 *oid;
-	const char *ns = bson_iter_dbpointer(it, &len, &oid);
+	const char *ns = bson_read_dbpointer(it, &len, &oid);
 	char		hex[BSON_OID_TEXT];
 
 	bson_oid_text(oid, hex);

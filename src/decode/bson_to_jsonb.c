@@ -233,7 +233,7 @@ push_code_w_scope(JsonbReader *r, const BsonIter *it,
 {
 	size_t		len;
 	const uint8 *scope;
-	const char *code = bson_iter_code_w_scope(it, &len, &scope);
+	const char *code = bson_read_code_w_scope(it, &len, &scope);
 
 	pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 	push_key(r, "$code");
@@ -248,7 +248,7 @@ push_binary(JsonbReader *r, const BsonIter *it, const BsonDecodePath *path)
 {
 	uint8_t		subtype;
 	size_t		len;
-	const uint8 *data = bson_iter_binary(it, &subtype, &len);
+	const uint8 *data = bson_read_binary(it, &subtype, &len);
 	char	   *b64;
 	size_t		b64len;
 	char	   *sub;
@@ -323,7 +323,7 @@ push_regex(JsonbReader *r, const BsonIter *it, const BsonDecodePath *path)
 	char	   *sorted;
 	size_t		len;
 
-	bson_iter_regex(it, &pattern, &options);
+	bson_read_regex(it, &pattern, &options);
 	sorted = bson_regex_options_text(options, &len);
 	pushJsonbValue(&r->state, WJB_BEGIN_OBJECT, NULL);
 	push_key(r, "$regularExpression");
@@ -341,7 +341,7 @@ push_dbpointer(JsonbReader *r, const BsonIter *it, const BsonDecodePath *path)
 {
 	size_t		len;
 	const uint8 *oid;
-	const char *ns = bson_iter_dbpointer(it, &len, &oid);
+	const char *ns = bson_read_dbpointer(it, &len, &oid);
 	char	   *hex = palloc(BSON_OID_TEXT);
 
 	bson_oid_text(oid, hex);

@@ -17,6 +17,7 @@ clear messages and the exit statuses of the other programs.
 The last line is "mongo: N passed, M failed".
 """
 import glob
+import json
 import os
 import random
 import re
@@ -93,9 +94,10 @@ def sql(query, args=None, db=DB):
 class Ferret:
     """FerretDB on a loopback port, SQLite backend in a directory of its own."""
 
-    def __init__(self, name, port=MPORT):
+    def __init__(self, name, port=MPORT, extra=()):
         self.dir = os.path.join(WORK, name)
         self.port = port
+        self.extra = list(extra)
         self.proc = None
         os.makedirs(os.path.join(self.dir, "data"), exist_ok=True)
 
@@ -104,7 +106,7 @@ class Ferret:
         self.proc = subprocess.Popen(
             [FERRETDB, "--listen-addr=127.0.0.1:%d" % self.port, "--handler=sqlite", "--state-dir=%s" % self.dir,
              "--sqlite-url=file:%s/" % os.path.join(self.dir, "data"), "--telemetry=disable",
-             "--debug-addr=-", "--log-level=warn"],
+             "--debug-addr=-", "--log-level=warn"] + self.extra,
             stdout=log, stderr=log)
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -535,6 +537,20 @@ def cut_run(ferret):
             applied = p["token"]
             break
         time.sleep(0.5)
+    time.sleep(1.5)
+    status = None
+    try:
+        with open(os.path.join(out, "status.json")) as f:
+            status = json.load(f)
+    except (OSError, ValueError) as e:
+        status = repr(e)
+    m = status.get("mongodb", {}) if isinstance(status, dict) else {}
+    check(isinstance(status, dict) and status.get("slot") == slot and status.get("pid") == proc.pid
+          and status["received"]["events"] > 0 and re.fullmatch(r"[0-9A-F]+/[0-9A-F]{8}", status["serverLsn"])
+          and m.get("applied", 0) > 0 and m.get("token") == applied and m.get("caughtUp") is True
+          and m.get("bufferBytes") == 0 and m.get("state") == "" and m.get("lagSeconds") == 0,
+          "cut: DIR/status.json, rewritten every second, says what was received and applied, caught up",
+          status)
     proc.send_signal(signal.SIGTERM)
     try:
         rc = proc.wait(60)
@@ -551,6 +567,65 @@ def cut_run(ferret):
     compare("cut", ferret, "ctdb", ["ct"])
     sql("SELECT pg_drop_replication_slot(%s)", (slot,))
     sql("DROP TABLE ct")
+
+
+def tls_auth_run(ferret):
+    """TLS and SCRAM authentication as the connection string gives them; a wrong password or a
+    server certificate no authority vouches for: a clear error before the slot is made."""
+    d = os.path.join(WORK, "tls")
+    os.makedirs(d, exist_ok=True)
+
+    def ssl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=bson_out test CA")
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=127.0.0.1")
+    with open(os.path.join(d, "ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "server.pem", "-days", "2", "-extfile", "ext")
+    tport = ferret.port + 3
+    secure = Ferret("ferret-tls", port=ferret.port + 2, extra=[
+        "--listen-tls=127.0.0.1:%d" % tport, "--listen-tls-cert-file=" + os.path.join(d, "server.pem"),
+        "--listen-tls-key-file=" + os.path.join(d, "server.key"), "--test-enable-new-auth",
+        "--setup-database=admin", "--setup-username=bson", "--setup-password=s3cret"])
+    secure.start()
+    try:
+        ca = os.path.join(d, "ca.pem")
+
+        def uri(user, ca_file=ca):
+            return ("mongodb://%s@127.0.0.1:%d/tadb?tls=true&authSource=admin&serverSelectionTimeoutMS=3000%s"
+                    % (user, tport, "&tlsCAFile=" + ca_file if ca_file else ""))
+        sql("CREATE TABLE ta (id text PRIMARY KEY, v text)")
+        sql("INSERT INTO ta VALUES ('a', 'one'), ('b', 'two')")
+        out = os.path.join(WORK, "ta")
+        base = ("--include-tables", "public.ta")
+        for name, u, ca_file, want in (
+                ("a wrong password", "bson:wrong", ca, r"could not reach MongoDB at --to: .*[Aa]uthentication failed"
+                                                       r".*\nhint: Check the user name, the password and authSource"),
+                ("a server certificate no authority given vouches for", "bson:s3cret", None,
+                 r"could not reach MongoDB at --to: .*(certificate|TLS|SSL).*\nhint: Check tlsCAFile")):
+            rc, err = run_client("ta", out, uri(u, ca_file), *base, create=True, endpos=current_lsn(), timeout=120)
+            slot = sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ta'")[0][0]
+            check(rc == 1 and re.search(want, err, re.S) and slot == 0,
+                  "tls/auth: %s: exit 1, said, no slot made" % name, "exit %s, slots %s: %s" % (rc, slot, err[-1500:]))
+        rc, err = run_client("ta", out, uri("bson:s3cret"), *base, create=True, endpos=current_lsn())
+        check(rc == 0, "tls/auth: the first copy over TLS with SCRAM authentication", err[-1500:])
+        sql("UPDATE ta SET v = v || '!'")
+        sql("INSERT INTO ta VALUES ('c', 'three')")
+        rc, err = run_client("ta", out, uri("bson:s3cret"), *base, endpos=current_lsn())
+        c = pymongo.MongoClient(uri("bson:s3cret"), document_class=RawBSONDocument)
+        got = {bson.decode(x.raw)["_id"]: x.raw for x in c["tadb"]["ta"].find()}
+        c.close()
+        want = {bson.decode(bytes(r[0]))["_id"]: bytes(r[0]) for r in sql("SELECT bson_document(t) FROM ta t")}
+        check(rc == 0 and got == want, "tls/auth: the changes applied over TLS; the collection equals the table",
+              "exit %s, %r / %r\n%s" % (rc, sorted(got), sorted(want), err[-1500:]))
+        sql("SELECT pg_drop_replication_slot('ta')")
+        sql("DROP TABLE ta")
+    finally:
+        secure.stop()
 
 
 def key_change_run(ferret):
@@ -802,6 +877,35 @@ def unique_run(ferret):
     sql("DROP TABLE uq, un")
 
 
+def symbols_run(ferret):
+    """pg_bsonstream defines no symbol that the MongoDB C driver's libraries export: the driver would
+    call ours (its SCRAM authentication crashed in our BSON reader's bson_iter_binary); and it leaves
+    no /dev/shm/mongoc-<pid> file behind when killed."""
+    def defined(path, dynamic):
+        r = subprocess.run(["nm", "--defined-only"] + (["-D"] if dynamic else []) + [path],
+                           capture_output=True, text=True, check=True)
+        return {l.split()[-1].split("@")[0] for l in r.stdout.splitlines()
+                if len(l.split()) >= 3 and l.split()[1] in "TDBRVW"}
+    libs = set()
+    ldd = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+    for lib in re.findall(r"=> (\S*lib(?:bson|mongoc)-1\.0\.so\S*)", ldd):
+        libs |= defined(lib, True)
+    ours = defined(BIN, False)
+    clash = sorted(ours & libs)
+    check(len(libs) > 100 and not clash,
+          "symbols: pg_bsonstream defines none of the %d symbols libbson and libmongoc export" % len(libs),
+          "in both: %s" % clash)
+    before = set(glob.glob("/dev/shm/mongoc-*"))
+    p = subprocess.Popen([BIN, "-d", DB, "--slot", "nosuch", "-o", os.path.join(WORK, "shm"), "--to",
+                          "mongodb://127.0.0.1:1/x?serverSelectionTimeoutMS=60000"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    p.kill()
+    p.wait()
+    left = sorted(set(glob.glob("/dev/shm/mongoc-*")) - before)
+    check(not left, "symbols: a kill -9 leaves no /dev/shm/mongoc-<pid> file behind", left)
+
+
 def errors_run(ferret):
     out = os.path.join(WORK, "err")
     base = [BIN, "-d", DB, "--slot", "e1", "-o", out]
@@ -878,8 +982,8 @@ def main():
     try:
         setup()
         only = os.environ.get("ONLY", "").split()
-        for run in (errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
-                    cut_run, main_run, buffer_run):
+        for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
+                    cut_run, tls_auth_run, main_run, buffer_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 source scripts/ferretdb.sh
 
-install_packages libpq-dev libbson-dev libmongoc-dev pkg-config || exit 1
+# openssl: the certificates of the TLS test
+install_packages libpq-dev libbson-dev libmongoc-dev pkg-config openssl || exit 1
 FERRETDB=$(ferretdb_build) || exit 1
 
 WORK=$(mktemp -d /tmp/mongo_test.XXXXXX)

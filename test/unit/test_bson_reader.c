@@ -5,7 +5,7 @@
  * Run with `make -C test/unit check`.  Prints each failure, then a last line
  * "unit: N passed, M failed", and exits non-zero if anything failed.
  *
- * bson_validate() promises never to read outside data[0..len), so, with
+ * bson_read_validate() promises never to read outside data[0..len), so, with
  * unit_harness.h, every input is validated from a copy placed against an
  * inaccessible page, once ending exactly where the page begins and once
  * starting exactly where one ends: a read past either end is a crash, which
@@ -212,7 +212,7 @@ expect_invalid_lim(const char *name, const uint8_t *data, size_t len,
 		const uint8_t *p = place(name, data, len, where);
 
 		memset(&err, 0xFF, sizeof(err));
-		if (bson_validate(p, len, limits, &err))
+		if (bson_read_validate(p, len, limits, &err))
 		{
 			snprintf(detail, sizeof(detail), "accepted, want \"%s\" at %zu", want, want_offset);
 			good = false;
@@ -226,7 +226,7 @@ expect_invalid_lim(const char *name, const uint8_t *data, size_t len,
 			good = false;
 		}
 		/* and the same without an error struct */
-		else if (bson_validate(place(name, data, len, where), len, limits, NULL))
+		else if (bson_read_validate(place(name, data, len, where), len, limits, NULL))
 		{
 			snprintf(detail, sizeof(detail), "accepted without an error struct");
 			good = false;
@@ -253,7 +253,7 @@ expect_valid_lim(const char *name, const uint8_t *data, size_t len,
 		BsonReadError err;
 
 		memset(&err, 0, sizeof(err));
-		if (!bson_validate(place(name, data, len, where), len, limits, &err))
+		if (!bson_read_validate(place(name, data, len, where), len, limits, &err))
 		{
 			snprintf(detail, sizeof(detail), "rejected: \"%s\" at %zu", err.message, err.offset);
 			good = false;
@@ -1019,7 +1019,7 @@ test_enter_hook(void)
 
 	hook_calls = 0;
 	hook_deepest = -1;
-	CHECK("enter hook: valid", bson_validate(b.d, b.n, &limits, NULL));
+	CHECK("enter hook: valid", bson_read_validate(b.d, b.n, &limits, NULL));
 	CHECK("enter hook: called once per document", hook_calls == 6);
 	CHECK("enter hook: deepest is 3", hook_deepest == 3);
 
@@ -1161,7 +1161,7 @@ test_all_types(void)
 		CHECK("all types walk: element offsets", count < nstarts && it.pos == b.d + starts[count]);
 		CHECK("all types walk: key length", strlen(k) == it.keylen);
 		CHECK("all types walk: value size",
-			  it.value + bson_value_size(it.type, it.value) == b.d + starts[count + 1]);
+			  it.value + bson_read_value_size(it.type, it.value) == b.d + starts[count + 1]);
 		count++;
 		switch (it.type)
 		{
@@ -1203,7 +1203,7 @@ test_all_types(void)
 				{
 					uint8_t		subtype;
 					size_t		len;
-					const uint8_t *p = bson_iter_binary(&it, &subtype, &len);
+					const uint8_t *p = bson_read_binary(&it, &subtype, &len);
 
 					if (strcmp(k, "binary") == 0)
 						CHECK("binary", subtype == 0x80 && len == 2 && memcmp(p, "\x01\x02", 2) == 0);
@@ -1226,7 +1226,7 @@ test_all_types(void)
 					const char *pattern;
 					const char *options;
 
-					bson_iter_regex(&it, &pattern, &options);
+					bson_read_regex(&it, &pattern, &options);
 					CHECK("regex", strcmp(pattern, "ab+") == 0 && strcmp(options, "i") == 0);
 					break;
 				}
@@ -1234,7 +1234,7 @@ test_all_types(void)
 				{
 					size_t		len;
 					const uint8_t *oid;
-					const char *ns = bson_iter_dbpointer(&it, &len, &oid);
+					const char *ns = bson_read_dbpointer(&it, &len, &oid);
 
 					CHECK("dbpointer", len == 3 && strcmp(ns, "d.c") == 0 &&
 						  memcmp(oid, test_oid, 12) == 0);
@@ -1254,7 +1254,7 @@ test_all_types(void)
 				{
 					size_t		len;
 					const uint8_t *scope;
-					const char *code = bson_iter_code_w_scope(&it, &len, &scope);
+					const char *code = bson_read_code_w_scope(&it, &len, &scope);
 					BsonIter	in;
 
 					CHECK("code with scope: code", len == 1 && strcmp(code, "z") == 0);
@@ -1296,7 +1296,7 @@ test_all_types(void)
 			case BSON_TYPE_NULL:
 			case BSON_TYPE_MINKEY:
 			case BSON_TYPE_MAXKEY:
-				CHECK("empty values", bson_value_size(it.type, it.value) == 0);
+				CHECK("empty values", bson_read_value_size(it.type, it.value) == 0);
 				break;
 			default:
 				CHECK("all types walk: known type", false);
@@ -1311,8 +1311,8 @@ test_all_types(void)
 
 		for (size_t k = 0; k < b.n && all; k++)
 		{
-			if (bson_validate(place("all types prefix", b.d, k, 0), k, NULL, NULL) ||
-				bson_validate(place("all types prefix", b.d, k, 1), k, NULL, NULL))
+			if (bson_read_validate(place("all types prefix", b.d, k, 0), k, NULL, NULL) ||
+				bson_read_validate(place("all types prefix", b.d, k, 1), k, NULL, NULL))
 			{
 				snprintf(detail, sizeof(detail), "prefix of %zu bytes accepted", k);
 				all = false;
@@ -1342,7 +1342,7 @@ test_all_types(void)
 			cut.n = k;
 			b_put_u32(&cut, 0, (uint32_t) k);
 			cut.d[k - 1] = 0;
-			ok = bson_validate(place("all types cut", cut.d, k, 0), k, NULL, NULL);
+			ok = bson_read_validate(place("all types cut", cut.d, k, 0), k, NULL, NULL);
 			if (ok != boundary)
 			{
 				snprintf(detail, sizeof(detail), "cut at %zu %s", k, ok ? "accepted" : "rejected");
@@ -1367,24 +1367,24 @@ test_document_length(void)
 	b_close(&b);
 	b_open(&b);
 	b_close(&b);
-	CHECK("document_length: first of a stream", bson_document_length(b.d, b.n, &err) == 12);
-	CHECK("document_length: second of a stream", bson_document_length(b.d + 12, b.n - 12, &err) == 5);
+	CHECK("document_length: first of a stream", bson_read_document_length(b.d, b.n, &err) == 12);
+	CHECK("document_length: second of a stream", bson_read_document_length(b.d + 12, b.n - 12, &err) == 5);
 	CHECK("document_length: does not validate the body",
-		  bson_document_length((const uint8_t *) "\x06\0\0\0\x99\x99", 6, &err) == 6);
+		  bson_read_document_length((const uint8_t *) "\x06\0\0\0\x99\x99", 6, &err) == 6);
 
 	memset(&err, 0xFF, sizeof(err));
 	CHECK("document_length: 3 bytes",
-		  bson_document_length(b.d, 3, &err) == 0 && err.offset == 0 &&
+		  bson_read_document_length(b.d, 3, &err) == 0 && err.offset == 0 &&
 		  strcmp(err.message, "document length is truncated: 3 of 4 bytes left") == 0);
 	memset(&err, 0xFF, sizeof(err));
 	CHECK("document_length: beyond",
-		  bson_document_length(b.d, 11, &err) == 0 && err.offset == 0 &&
+		  bson_read_document_length(b.d, 11, &err) == 0 && err.offset == 0 &&
 		  strcmp(err.message, "document length 12 exceeds the 11 bytes left") == 0);
 	memset(&err, 0xFF, sizeof(err));
 	CHECK("document_length: 4",
-		  bson_document_length((const uint8_t *) "\x04\0\0\0\0", 5, &err) == 0 && err.offset == 0 &&
+		  bson_read_document_length((const uint8_t *) "\x04\0\0\0\0", 5, &err) == 0 && err.offset == 0 &&
 		  strcmp(err.message, "document length 4 is less than 5") == 0);
-	CHECK("document_length: no error struct", bson_document_length(b.d, 0, NULL) == 0);
+	CHECK("document_length: no error struct", bson_read_document_length(b.d, 0, NULL) == 0);
 }
 
 /* ----------------------------------------------------------------------
@@ -1606,7 +1606,7 @@ test_base64_hex_utf8(void)
 			size_t		len = cases[i].len;
 
 			snprintf(name, sizeof(name), "utf8_valid_prefix #%zu", i);
-			CHECK(name, bson_utf8_valid_prefix(place(name, (const uint8_t *) cases[i].s, len, 0), len) ==
+			CHECK(name, bson_read_utf8_valid_prefix(place(name, (const uint8_t *) cases[i].s, len, 0), len) ==
 				  cases[i].want);
 		}
 	}
