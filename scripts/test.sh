@@ -43,6 +43,12 @@
 #   - runs the document model tests (test/model/run.sh, their own cluster):
 #     every key shape gives the same documents in pg_bsonexport --table and
 #     --out-dir, the first copy and the change events,
+#   - runs the pg_bsonstream --to tests (test/mongo/run.sh: into FerretDB,
+#     built once by scripts/ferretdb.sh),
+#   - checks the documentation (test/docs/run.sh): the options of both
+#     programs' --help against docs/pg_bsonexport.md and docs/pg_bsonstream.md,
+#     each documented once; every relative link and #anchor of README.md,
+#     docs/, BENCHMARKS.md and CHANGELOG.md; README.md at most 750 lines,
 #   - checks that the control file, the Makefile, META.json, the changelogs
 #     and the programs name one version (test/packaging/versions.sh),
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
@@ -300,6 +306,11 @@ stage model "document model tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" 
 # into MongoDB: pg_bsonstream --to against FerretDB, through kills and restarts on both sides
 log "pg_bsonstream --to: the first copy and every change applied into FerretDB"
 stage mongo "pg_bsonstream --to tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/mongo/run.sh
+
+# the documentation: every option of --help documented once, every link resolves
+log "the documentation: options of --help against docs/, links and anchors, README length"
+stage docs "documentation checks" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" \
+	PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/docs/run.sh
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then
