@@ -174,11 +174,15 @@ class Cutter:
 
     @staticmethod
     def reset(s):
-        try:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-            s.close()
-        except OSError:
-            pass
+        # shutdown first: it wakes the relay's thread blocked in recv() on the socket, which
+        # would otherwise keep it open (a close alone neither ends the recv nor sends anything)
+        for step in (lambda: s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                          b"\x01\x00\x00\x00\x00\x00\x00\x00"),
+                     lambda: s.shutdown(socket.SHUT_RDWR), s.close):
+            try:
+                step()
+            except OSError:
+                pass
 
     def pump(self, a, b):
         try:
