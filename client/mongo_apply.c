@@ -6,8 +6,12 @@
  * Batches: the events of up to batch_events (or BATCH_BYTES of events) are
  * gathered, then applied as one ordered bulk write per collection, each
  * collection's writes in stream order, then the position of the batch's
- * last event is stored.  Collections are independent (MongoDB has no
- * transactions across them here), so only each one's order matters.
+ * last event is stored: at the end of each segment (which is removed only
+ * once the stored position covers it), else at most once a second, since
+ * each store is a write of its own and the writes are idempotent (a stop
+ * applies again at most a second's batches).  Collections are independent
+ * (MongoDB has no transactions across them here), so only each one's order
+ * matters.
  *
  * A key change whose insert lacks TOASTed fields (unchangedFields) is
  * applied on its own: its new document, with those fields from the old
@@ -111,6 +115,7 @@ apply_stop(int drain, char *err, size_t errsize)
 #define RETRY_MIN		0.5
 #define RETRY_MAX		8.0
 #define COPY_BATCH		1000
+#define PROGRESS_EVERY	1.0		/* seconds between stores of the position within a segment */
 
 /* One write of a batch */
 typedef struct Op
@@ -131,6 +136,7 @@ typedef struct Applier
 	/* the progress document */
 	char		applied[RESUME_TOKEN_LEN + 1];	/* "" if none */
 	char		initial[16];	/* "", "loading", "done" */
+	double		stored_at;		/* when the position was last stored */
 
 	/* the batch */
 	Op		   *ops;
@@ -722,6 +728,7 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
 
 	if (progress_command("store the position", build_progress, &p) != 0)
 		return -1;
+	A.stored_at = now_seconds();
 	if (token)
 		snprintf(A.applied, sizeof(A.applied), "%s", token);
 	if (initial)
@@ -738,7 +745,7 @@ free_op(Op *op)
 
 /* Apply the batch: each collection's writes, then the position of its last event */
 static int
-flush_batch(void)
+flush_batch(int store)
 {
 	int		   *idx;
 	char	   *done;
@@ -774,7 +781,7 @@ flush_batch(void)
 	free(idx);
 	free(done);
 	last = &A.ops[A.nops - 1];
-	if (rc == 0)
+	if (rc == 0 && (store || now_seconds() - A.stored_at >= PROGRESS_EVERY))
 		rc = store_progress(last->ev.token, NULL, last->ev.wall_ms, NULL);
 	if (rc == 0)
 	{
@@ -810,7 +817,7 @@ add_op(Op *op)
 	A.ops[A.nops++] = *op;
 	A.batch_bytes += op->event_len;
 	if (A.nops >= A.o.batch_events || A.batch_bytes >= BATCH_BYTES)
-		return flush_batch();
+		return flush_batch(0);
 	return 0;
 }
 
@@ -903,7 +910,8 @@ apply_key_change(Op *del, Op *ins)
 	int			rc;
 	const char *db = target_db(ins->ev.db);
 
-	if (flush_batch() != 0)
+	/* the key change's own store of the position covers these */
+	if (flush_batch(0) != 0)
 		return -1;
 	snprintf(stash_id, sizeof(stash_id), "%s@%s", A.o.slot, ins->ev.token);
 	BSON_APPEND_UTF8(&filter, "_id", stash_id);
@@ -1271,7 +1279,7 @@ apply_segment(const char *name)
 	}
 	if (r == -1)
 		fail("segment \"%s\" is damaged (a document cut short)", path);
-	if (r == 0 && (release_held() != 0 || flush_batch() != 0))
+	if (r == 0 && (release_held() != 0 || flush_batch(1) != 0))
 		r = -2;
 	if (r == 0 && fstat(fileno(f), &sb) == 0)
 		A.applied_bytes += (uint64_t) sb.st_size;
