@@ -100,6 +100,10 @@ phase() { log "[$(( $(date +%s) - T_START ))s] $*"; }
 passed=0 failed=0
 
 install_packages libpq-dev time maven default-jdk-headless
+if [ "$SMOKE" = 0 ] && [ "$(pg_kind "$PG_MAJOR")" = debian ] &&
+	apt-cache show "postgresql-$PG_MAJOR-wal2json" >/dev/null 2>&1; then
+	install_debian_packages "postgresql-$PG_MAJOR-wal2json"
+fi
 if [ "$INSTALL" = 1 ]; then
 	phase "building and installing bson_out and its programs"
 	(cd "$ROOT" && build_install)
@@ -126,6 +130,7 @@ CLUSTER_OPTS="-c shared_buffers=1GB -c max_parallel_workers_per_gather=0 -c jit=
 logical_decoding_opts
 # a slot a run and part (the last -c wins), and TCP for the JDBC driver
 CLUSTER_OPTS+=" -c max_replication_slots=$((4 * REPS + 6)) -c listen_addresses=127.0.0.1"
+[[ $CLUSTER_OPTS != *output_plugin_libraries* ]] || CLUSTER_OPTS+=" -c output_plugin_libraries=pgoutput,test_decoding,bson_out,wal2json"
 export CLUSTER_OPTS
 unset PGHOST PGDATABASE PGUSER
 cluster_start
@@ -213,39 +218,56 @@ if part capture; then
 	N=$(( 3 * ROWS ))
 	make_workload typed_changes "$ROWS"
 	"${PSQL[@]}" -c "CREATE PUBLICATION dbz_cap FOR TABLE typed_changes"
+	# the decoders alone, for scale: pg_recvlogical into /dev/null with
+	# bson_out and (where installed) wal2json
+	CAP_PROGS=(debezium pg_bsonstream recv_bson_out)
+	[ -f "$("$PG_BINDIR/pg_config" --pkglibdir)/wal2json.so" ] && CAP_PROGS+=(recv_wal2json)
 	for ((r = 1; r <= REPS; r++)); do
-		"${PSQL[@]}" -c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_dbz_$r', 'pgoutput')" \
-			-c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_bso_$r', 'bson_out')" >/dev/null
+		"${PSQL[@]}" -c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_debezium_$r', 'pgoutput')" \
+			-c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_pg_bsonstream_$r', 'bson_out')" \
+			-c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_recv_bson_out_$r', 'bson_out')" >/dev/null
+		[[ " ${CAP_PROGS[*]} " != *" recv_wal2json "* ]] ||
+			"${PSQL[@]}" -c "SELECT 'x' FROM pg_create_logical_replication_slot('cap_recv_wal2json_$r', 'wal2json')" >/dev/null
 	done
 	phase "capture: workload of $N changes ($ROWS inserts, updates, deletes; $BATCH rows a transaction)"
 	run_workload typed_changes "$ROWS"
 	CAP_END=$("${PSQL[@]}" -At -c "SELECT pg_current_wal_insert_lsn()")
-	CAP_WAL=$("${PSQL[@]}" -At -c "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'cap_bso_1'")
+	CAP_WAL=$("${PSQL[@]}" -At -c "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'cap_pg_bsonstream_1'")
 	"${PSQL[@]}" -c "CHECKPOINT"
+	np=${#CAP_PROGS[@]}
 	for ((r = 1; r <= REPS; r++)); do
-		for i in 0 1; do
-			if [ $(( (r + i) % 2 )) = 0 ]; then
+		for ((i = 0; i < np; i++)); do
+			p=${CAP_PROGS[$(( (r + i) % np ))]}
+			slot=cap_${p}_$r
+			case $p in
+			debezium)
 				res=$(run "$WORK/dbz.log" "${JAVA[@]}" capture --port "$PGPORT" --dbname bench \
-					--slot "cap_dbz_$r" --publication dbz_cap --table public.typed_changes \
+					--slot "$slot" --publication dbz_cap --table public.typed_changes \
 					--events "$N" --offsets "$WORK/offsets_cap_$r" --timeout 3600)
 				dr=$(dbz_result "$WORK/dbz.log")
 				check "capture: Debezium run $r counted $N events" "$N" "$(dbz_field "$dr" events)"
 				ff=$(dbz_field "$dr" first_s); ll=$(dbz_field "$dr" last_s)
-				record capture debezium "$res" "first to last event $(awk -v a="$ff" -v b="$ll" 'BEGIN {printf "%.2f", b - a}') s"
-			else
+				record capture debezium "$res" "first to last event $(awk -v a="$ff" -v b="$ll" 'BEGIN {printf "%.2f", b - a}') s" ;;
+			pg_bsonstream)
 				rm -rf "$WORK/segments"
-				res=$(run "$WORK/bso.log" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "cap_bso_$r" \
+				res=$(run "$WORK/bso.log" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "$slot" \
 					-o "$WORK/segments" -E "$CAP_END")
 				sum=$(grep -oE '[0-9]+ events, .*, [0-9]+ segments' "$WORK/bso.log" | tail -1)
 				check "capture: pg_bsonstream run $r wrote $N events" "$N" "${sum%% events*}"
-				record capture pg_bsonstream "$res" "$(grep -c . <(ls "$WORK/segments/changes")) segments"
-			fi
+				record capture pg_bsonstream "$res" "$(grep -c . <(ls "$WORK/segments/changes")) segments" ;;
+			recv_*)
+				opts=()
+				[ "$p" = recv_wal2json ] && opts=(-o format-version=2)
+				res=$(run "$WORK/recv.log" "$PG_BINDIR/pg_recvlogical" -h 127.0.0.1 -p "$PGPORT" -d bench -S "$slot" \
+					--start -E "$CAP_END" -f /dev/null --no-loop "${opts[@]}")
+				record capture "$p" "$res" ;;
+			esac
+			check "capture: $p run $r: its slot confirmed" t \
+				"$("${PSQL[@]}" -At -c "SELECT confirmed_flush_lsn > '$CAP_END'::pg_lsn - $((CAP_WAL / 10)) FROM pg_replication_slots WHERE slot_name = '$slot'")"
+			"${PSQL[@]}" -c "SELECT pg_drop_replication_slot('$slot')" >/dev/null
 		done
 	done
 	rm -rf "$WORK/segments"
-	for ((r = 1; r <= REPS; r++)); do
-		"${PSQL[@]}" -c "SELECT pg_drop_replication_slot('cap_dbz_$r'), pg_drop_replication_slot('cap_bso_$r')" >/dev/null
-	done
 	"${PSQL[@]}" -c "DROP TABLE typed_changes, typed_changes_src"
 fi
 
@@ -391,6 +413,9 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 		echo "|---|---:|---:|---:|---:|---:|---:|---|"
 		echo "| Debezium (capture, discard) | $(row capture debezium "$N") |"
 		echo "| pg_bsonstream -o DIR (durable) | $(row capture pg_bsonstream "$N") |"
+		echo "| pg_recvlogical -f /dev/null, bson_out | $(row capture recv_bson_out "$N") |"
+		[ -z "${WALL[capture/recv_wal2json]:-}" ] ||
+			echo "| pg_recvlogical -f /dev/null, wal2json (format-version 2) | $(row capture recv_wal2json "$N") |"
 		echo
 		w_d=$(med capture debezium WALL); w_b=$(med capture pg_bsonstream WALL)
 		c_d=$(med capture debezium CPU); c_b=$(med capture pg_bsonstream CPU)
