@@ -37,7 +37,8 @@
 #                      suite installs them first); otherwise build_install
 #   --smoke            a few thousand changes, one run each, every check;
 #                      prints "debezium: N passed, M failed" and exits 1 on
-#                      any failure; its times mean nothing
+#                      any failure; its times mean nothing (the report is
+#                      printed, not kept, unless --out; scripts/test.sh runs it)
 #
 # Each run is timed whole (GNU time: start to exit, the JVM's start
 # included), with the client's user + system CPU and peak RSS; the server's
@@ -93,6 +94,9 @@ source "$ROOT/scripts/ferretdb.sh"
 source "$BENCH_DIR/changes_workload.sh"
 
 STAMP=$(date -u +%Y%m%d-%H%M%S)
+# a smoke run's report is printed only
+KEEP_OUT=1
+[ "$SMOKE" = 1 ] && [ -z "$OUT" ] && { OUT=$(mktemp); KEEP_OUT=0; }
 : "${OUT:=$BENCH_DIR/results/debezium-$STAMP.md}"
 mkdir -p "$(dirname "$OUT")"
 T_START=$(date +%s)
@@ -470,5 +474,6 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 	echo "Checks: $passed passed, $failed failed."
 } >"$OUT"
 cat "$OUT"
+[ "$KEEP_OUT" = 1 ] || rm -f "$OUT"
 echo "debezium: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

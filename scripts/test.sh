@@ -43,6 +43,10 @@
 #   - runs the document model tests (test/model/run.sh, their own cluster):
 #     every key shape gives the same documents in pg_bsonexport --table and
 #     --out-dir, the first copy and the change events,
+#   - runs the Debezium benchmark's smoke run (bench/debezium_bench.sh
+#     --smoke: Debezium 3.6.1 and pg_bsonstream on a few thousand changes,
+#     captured, applied into FerretDB and copied first, the end states
+#     checked; Maven, a JDK and the Maven repository under /var/cache/bson_out),
 #   - checks that the control file, the Makefile, META.json, the changelogs
 #     and the programs name one version (test/packaging/versions.sh),
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
@@ -300,6 +304,12 @@ stage model "document model tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" 
 # into MongoDB: pg_bsonstream --to against FerretDB, through kills and restarts on both sides
 log "pg_bsonstream --to: the first copy and every change applied into FerretDB"
 stage mongo "pg_bsonstream --to tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/mongo/run.sh
+
+# the Debezium comparison, small: both sides run and their end states checked,
+# so that the benchmark cannot rot (it builds its Java side with Maven, cached)
+log "bench/debezium_bench.sh --smoke: Debezium and bson_out on a few thousand changes"
+stage debezium "Debezium benchmark smoke run" env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER \
+	bench/debezium_bench.sh --smoke --no-install
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then
