@@ -46,7 +46,8 @@
 # postmaster's cutime + cstime: the walsender, and the client's other
 # connections), read once they have all ended.  Both clients connect over
 # TCP to 127.0.0.1.  The clients run from copies made at the start.
-# Writes bench/results/debezium-<UTC time>.md (or --out) and prints it.
+# Writes bench/results/debezium-<UTC time>.md (or --out) and prints it, and
+# the capture's chart beside it (.png, bench/report.py --capture-chart).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -103,7 +104,7 @@ T_START=$(date +%s)
 phase() { log "[$(( $(date +%s) - T_START ))s] $*"; }
 passed=0 failed=0
 
-install_packages libpq-dev time maven default-jdk-headless
+install_packages libpq-dev time maven default-jdk-headless $([ "$SMOKE" = 1 ] || echo gnuplot-nox)
 if [ "$SMOKE" = 0 ] && [ "$(pg_kind "$PG_MAJOR")" = debian ] &&
 	apt-cache show "postgresql-$PG_MAJOR-wal2json" >/dev/null 2>&1; then
 	install_debian_packages "postgresql-$PG_MAJOR-wal2json"
@@ -475,5 +476,9 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 } >"$OUT"
 cat "$OUT"
 [ "$KEEP_OUT" = 1 ] || rm -f "$OUT"
+# the capture's chart beside the report (bench/report.py --capture-chart)
+if [ "$SMOKE" = 0 ] && part capture; then
+	"$PYTHON" "$BENCH_DIR/report.py" --capture-chart "$OUT" "${OUT%.md}.png" || true
+fi
 echo "debezium: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
