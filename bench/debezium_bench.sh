@@ -25,10 +25,12 @@
 #
 #   --changes N        part 1's changes (default 1,000,000): N/3 inserts, N/3
 #                      updates, N/3 deletes, B rows a transaction (default 10,000)
-#   --apply-changes N  part 2's row changes (default 30,000, apply_bench.sh's
+#   --apply-changes N  part 2's row changes (default 6,000, apply_bench.sh's
 #                      mix: N/3 inserts, N/3 updates, half the rows deleted,
-#                      1,000 rows a transaction; FerretDB's SQLite backend
-#                      takes about 5 ms of its CPU an event, whoever writes)
+#                      1,000 rows a transaction): FerretDB (SQLite) is the
+#                      limit, whoever writes, and slows with the collection's
+#                      size (replacing documents of a 10,000-document
+#                      collection: about 13 a second)
 #   --snapshot-rows N  part 3's table (default 1,000,000 rows)
 #   --reps R           runs of each program (default 3), interleaved, the
 #                      first program changing from round to round
@@ -55,7 +57,7 @@ ROOT=$(dirname "$BENCH_DIR")
 
 PG_MAJOR=${PG_MAJOR:-15}
 CHANGES=1000000
-APPLY_CHANGES=30000
+APPLY_CHANGES=6000
 SNAP_ROWS=1000000
 REPS=3
 BATCH=10000
