@@ -428,7 +428,7 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 		c_d=$(med capture debezium CPU); c_b=$(med capture pg_bsonstream CPU)
 		echo "pg_bsonstream: **$(ratio "$w_d" "$w_b")×** Debezium's events/s (goal ≥ 5×), at **$(ratio "$c_b" "$c_d")×** its client CPU" \
 			"(goal ≤ 0.10×); server CPU $(ratio "$(med capture pg_bsonstream SRV)" "$(med capture debezium SRV)")×." \
-			"Debezium's own time from its first event to its last:${EXTRA[capture/debezium]//first to last event /} (s)."
+			"Debezium's own time from its first event to its last (s):${EXTRA[capture/debezium]//first to last event /}."
 	fi
 	if part apply; then
 		echo
