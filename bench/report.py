@@ -2,6 +2,11 @@
 """Summarise one bench/run.sh results directory.
 
   report.py RESULTS_DIR [--publish BENCHMARKS.md] [--chart-copy PNG]
+  report.py --capture-chart DEBEZIUM.md PNG
+
+The second form draws the change-capture chart of a bench/debezium_bench.sh
+report (its part 1: Debezium, pg_bsonstream, pg_recvlogical with bson_out
+and with wal2json on the same WAL): events per second, one bar each.
 
 Reads meta.env, tables.csv, scans.csv, percall.csv, jsbson.csv, memory.csv
 and callgrind.csv (those present), prints the summary, and writes into the
@@ -1207,7 +1212,72 @@ def publish(old, new_blocks):
     return "".join(out).rstrip("\n") + "\n", kept, warnings
 
 
+def capture_chart(md_path, png):
+    """the events/s of part 1 of a bench/debezium_bench.sh report, one bar a
+    client, into png (gnuplot); returns png, or None when the report has no
+    capture table or gnuplot fails"""
+    text = open(md_path).read()
+    part = re.search(r"^## 1\. Change capture: (\d+) changes\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    if not part:
+        return None
+    rows = []
+    for line in part.group(2).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        # | client | median s | events/s | client CPU s | µs CPU/event | server CPU s | peak RSS MB | runs |
+        if len(cells) >= 7 and re.fullmatch(r"[\d.]+", cells[1]) and re.fullmatch(r"\d+", cells[2]):
+            label = cells[0].replace(" -f /dev/null,", ",").replace(" (format-version 2)", "")
+            rows.append((label, int(cells[2]), float(cells[4])))
+    if not rows:
+        return None
+    head = re.search(r"^# (.*)$", text, re.M)
+    cmd = re.search(r"^Command: `([^`]*)` at commit (\w+)", text, re.M)
+    machine = re.search(r"^Machine: (\d+) cores", text, re.M)
+    pg = re.search(r"^PostgreSQL (\d+\.\d+)", text, re.M)
+    date = re.search(r"\((\d{8})-\d+ UTC\)", head.group(1)) if head else None
+    sub = "%s changes of bench/changes_workload.sh, the same WAL, medians; PostgreSQL %s, %s cores; commit %s, %s" % (
+        part.group(1), pg.group(1) if pg else "?", machine.group(1) if machine else "?",
+        cmd.group(2) if cmd else "?", date.group(1) if date else "?")
+    base = os.path.splitext(os.path.abspath(png))[0]
+    dat, gp = base + ".dat", base + ".gp"
+    colors = [0x2e9e4f if r[0].startswith("pg_bsonstream") else 0xc0392b if r[0].startswith("Debezium")
+              else 0x5b7fbf for r in rows]
+    top = max(r[1] for r in rows)
+    with open(dat, "w") as f:
+        f.write("# y, events/s, colour, label\n")
+        for i, (r, c) in enumerate(zip(rows, colors)):
+            f.write('%d %d %d "%s events/s, %.1f µs client CPU an event"\n'
+                    % (len(rows) - 1 - i, r[1], c, "{:,}".format(r[1]), r[2]))
+    ytics = ", ".join('"%s" %d' % (r[0].replace('"', "'"), len(rows) - 1 - i) for i, r in enumerate(rows))
+    with open(gp, "w") as f:
+        f.write("""set terminal pngcairo size 1200,%(h)d font "sans,10" noenhanced
+set output '%(png)s'
+set title "Change capture into a client: events per second (higher is better)\\n%(sub)s"
+set style fill solid 0.85 border -1
+unset key
+set xrange [0:%(xmax)d]
+set yrange [-0.6:%(ymax).1f]
+set ytics (%(ytics)s) scale 0
+set xtics format "%%.0s%%c"
+set xlabel "events per second"
+set grid xtics
+set lmargin 36
+plot '%(dat)s' using ($2/2):1:($2/2):(0.35):3 with boxxyerror lc rgb variable, \\
+     '' using 2:1:4 with labels left offset 0.8,0
+""" % {"h": 140 + 60 * len(rows), "png": png, "sub": sub, "xmax": top * 1.6,
+       "ymax": len(rows) - 0.4, "ytics": ytics, "dat": dat})
+    try:
+        subprocess.run(["gnuplot", gp], check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print("report: gnuplot failed: %s %s" % (e, getattr(e, "stderr", "")), file=sys.stderr)
+        return None
+    return png
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--capture-chart":
+        png = capture_chart(sys.argv[2], sys.argv[3])
+        print("chart: %s" % png if png else "report: no change-capture table in %s" % sys.argv[2])
+        sys.exit(0 if png else 1)
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
     ap.add_argument("--publish", metavar="BENCHMARKS_MD")

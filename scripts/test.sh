@@ -49,6 +49,10 @@
 #     programs' --help against docs/pg_bsonexport.md and docs/pg_bsonstream.md,
 #     each documented once; every relative link and #anchor of README.md,
 #     docs/, BENCHMARKS.md and CHANGELOG.md; README.md at most 750 lines,
+#   - runs the Debezium benchmark's smoke run (bench/debezium_bench.sh
+#     --smoke: Debezium 3.6.1 and pg_bsonstream on a few thousand changes,
+#     captured, applied into FerretDB and copied first, the end states
+#     checked; Maven, a JDK and the Maven repository under /var/cache/bson_out),
 #   - checks that the control file, the Makefile, META.json, the changelogs
 #     and the programs name one version (test/packaging/versions.sh),
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
@@ -311,6 +315,12 @@ stage mongo "pg_bsonstream --to tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstre
 log "the documentation: options of --help against docs/, links and anchors, README length"
 stage docs "documentation checks" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" \
 	PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/docs/run.sh
+
+# the Debezium comparison, small: both sides run and their end states checked,
+# so that the benchmark cannot rot (it builds its Java side with Maven, cached)
+log "bench/debezium_bench.sh --smoke: Debezium and bson_out on a few thousand changes"
+stage debezium "Debezium benchmark smoke run" env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER \
+	bench/debezium_bench.sh --smoke --no-install
 
 # Citus: bson_out on a coordinator and two workers, their own clusters
 if [ "$PG_MAJOR" = 15 ]; then
