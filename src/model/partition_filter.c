@@ -198,6 +198,19 @@ append_value(FilterState *f, const LevelKey *lk, int i, const char *key,
 	return true;
 }
 
+/*
+ * Close the array opened at start under name, or take the whole element
+ * back when it is empty: MongoDB refuses {$and: []}, {$nor: []}.
+ */
+static void
+close_or_drop(BsonWriter *w, Size start, const char *name, bool empty)
+{
+	if (empty)
+		w->pos = w->buf + start - (2 + strlen(name));
+	else
+		bson_close(w, start);
+}
+
 static void
 index_key(uint32 index, char *buf)
 {
@@ -339,13 +352,8 @@ append_range(FilterState *f, const LevelKey *lk, PartitionBoundSpec *b,
 										s == 0, 1, k))
 				return false;
 		}
-		if (sides == 0)
-		{
-			/* MINVALUE to MAXVALUE: {$and: []} is refused */
-			f->w.pos = f->w.buf + and - (2 + strlen("$and"));
-		}
-		else
-			bson_close(&f->w, and);
+		/* MINVALUE to MAXVALUE: no side */
+		close_or_drop(&f->w, and, "$and", sides == 0);
 	}
 	bson_close(&f->w, doc);
 	return true;
@@ -376,13 +384,8 @@ append_default(FilterState *f, Oid parent, const LevelKey *lk, Oid child,
 		if (!append_condition(f, parent, lk, lfirst_oid(lc), k))
 			return false;
 	}
-	if (n == 0)
-	{
-		/* the only partition: every key; {$nor: []} is refused */
-		f->w.pos = f->w.buf + nor - (2 + strlen("$nor"));
-	}
-	else
-		bson_close(&f->w, nor);
+	/* the only partition: every key */
+	close_or_drop(&f->w, nor, "$nor", n == 0);
 	bson_close(&f->w, doc);
 	return true;
 }
