@@ -175,9 +175,11 @@ pg17_root() {
 # ROOTDIR inside ROOT, in a private mount namespace (gone when it ends).
 # The root uses this machine's network: its resolv.conf, and the CAs it
 # trusts (a network that intercepts TLS has a CA of its own, which npm's
-# registry would need in the root too): this machine's bundle is a local CA
-# of the root, which the root's ca-certificates takes into its own bundle
-# once installed.
+# registry would need in the root too): each certificate of this machine's
+# bundle is a local CA of the root, which the root's ca-certificates takes
+# into its own bundle once installed, and ca-certificates-java into Java's
+# (which imports one certificate a file: the bundle whole would give it the
+# first only, and Maven Central would be an unknown issuer).
 in_root() {
 	local binds=() local_ca
 	while [ "${1:-}" = --bind ]; do
@@ -187,9 +189,15 @@ in_root() {
 	local root=$1
 	shift
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
-	local_ca=$root/usr/local/share/ca-certificates/this-machine.crt
-	if [ -f /etc/ssl/certs/ca-certificates.crt ] && ! cmp -s /etc/ssl/certs/ca-certificates.crt "$local_ca"; then
-		mkdir -p "${local_ca%/*}" && cp /etc/ssl/certs/ca-certificates.crt "$local_ca"
+	local_ca=$root/usr/local/share/ca-certificates/this-machine
+	if [ -f /etc/ssl/certs/ca-certificates.crt ] &&
+		! cmp -s /etc/ssl/certs/ca-certificates.crt "$local_ca/bundle"; then
+		rm -rf "$local_ca" "$local_ca.crt"
+		mkdir -p "$local_ca" &&
+			awk -v dir="$local_ca" '/-----BEGIN CERTIFICATE-----/ { n++; f = sprintf("%s/%03d.crt", dir, n) }
+				f { print > f } /-----END CERTIFICATE-----/ { close(f); f = "" }' \
+				/etc/ssl/certs/ca-certificates.crt &&
+			cp /etc/ssl/certs/ca-certificates.crt "$local_ca/bundle"
 		if [ -x "$root/usr/sbin/update-ca-certificates" ]; then
 			chroot "$root" /usr/sbin/update-ca-certificates >/dev/null 2>&1
 		fi
