@@ -270,7 +270,7 @@ if part capture; then
 				record capture "$p" "$res" ;;
 			esac
 			check "capture: $p run $r: its slot confirmed" t \
-				"$("${PSQL[@]}" -At -c "SELECT confirmed_flush_lsn > '$CAP_END'::pg_lsn - $((CAP_WAL / 10)) FROM pg_replication_slots WHERE slot_name = '$slot'")"
+				"$("${PSQL[@]}" -At -c "SELECT pg_wal_lsn_diff('$CAP_END', confirmed_flush_lsn) < $((CAP_WAL / 10)) FROM pg_replication_slots WHERE slot_name = '$slot'")"
 			"${PSQL[@]}" -c "SELECT pg_drop_replication_slot('$slot')" >/dev/null
 		done
 	done
