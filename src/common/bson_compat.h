@@ -187,15 +187,23 @@ bson_lltoa(int64 v, char *buf)
 
 /*
  * Does a collation sort by the bytes of the strings (C, POSIX, or a
- * database default of C)?  18 asks the collation's pg_locale_t.
+ * database default of C)?  Before 18, lc_collate_is_c(), declared here:
+ * its header, utils/pg_locale.h, includes ICU's headers where the server
+ * was built with ICU, and an extension's build need not have them.  18
+ * asks the collation's pg_locale_t, which needs that header; without ICU's
+ * headers only the C and POSIX collations count there.
  */
-#if PG_VERSION_NUM >= 180000
+#if PG_VERSION_NUM < 180000
+extern bool lc_collate_is_c(Oid collation);
+#define bson_collation_is_c(collation) lc_collate_is_c(collation)
+#elif !defined(USE_ICU) || (defined(__has_include) && __has_include(<unicode/ucol.h>))
 #include "utils/pg_locale.h"
 #define bson_collation_is_c(collation) \
 	(pg_newlocale_from_collation(collation)->collate_is_c)
 #else
-#include "utils/pg_locale.h"
-#define bson_collation_is_c(collation) lc_collate_is_c(collation)
+#include "catalog/pg_collation_d.h"
+#define bson_collation_is_c(collation) \
+	((collation) == C_COLLATION_OID || (collation) == POSIX_COLLATION_OID)
 #endif
 
 /* Unique indexes can treat NULLs as equal (NULLS NOT DISTINCT) from 15 on */
