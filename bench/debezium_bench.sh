@@ -269,8 +269,12 @@ if part capture; then
 					--start -E "$CAP_END" -f /dev/null --no-loop "${opts[@]}")
 				record capture "$p" "$res" ;;
 			esac
-			check "capture: $p run $r: its slot confirmed" t \
-				"$("${PSQL[@]}" -At -c "SELECT pg_wal_lsn_diff('$CAP_END', confirmed_flush_lsn) < $((CAP_WAL / 10)) FROM pg_replication_slots WHERE slot_name = '$slot'")"
+			# Debezium confirms to the slot when it commits its offsets (every
+			# 10 s) and may stop before that reaches the server: its count of
+			# events above is what shows that it read the whole WAL
+			[ "$p" = debezium ] ||
+				check "capture: $p run $r: its slot confirmed" t \
+					"$("${PSQL[@]}" -At -c "SELECT pg_wal_lsn_diff('$CAP_END', confirmed_flush_lsn) < $((CAP_WAL / 10)) FROM pg_replication_slots WHERE slot_name = '$slot'")"
 			"${PSQL[@]}" -c "SELECT pg_drop_replication_slot('$slot')" >/dev/null
 		done
 	done
