@@ -85,6 +85,21 @@ tree_archive() {
 }
 
 # Build and install the extension into the PostgreSQL found by pg_config.
+# client_build DIR [TARGET...]: pg_bsonexport and pg_bsonstream built with
+# -Werror in a copy under DIR (DIR/client, DIR/src/core: the layout the
+# client Makefile expects), so that the work tree's objects stay untouched
+# and a make clean there cannot pull a binary from under the tests
+client_build() {
+	local dir=$1
+	shift
+	rm -rf "$dir/client" "$dir/src/core"
+	mkdir -p "$dir/client" "$dir/src/core" || return 1
+	(cd client && find . \( -name '*.[ch]' -o -name Makefile \) -exec cp --parents -t "$dir/client/" {} +) ||
+		return 1
+	cp src/core/*.[ch] "$dir/src/core/" || return 1
+	make -s -C "$dir/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror "$@"
+}
+
 build_install() {
 	log "building and installing bson_out"
 	make -s PG_CONFIG="$PG_BINDIR/pg_config" "$@" >/dev/null

@@ -56,19 +56,16 @@ else
 	# built in a copy: the objects stay out of the work tree, and a make clean
 	# running there meanwhile cannot pull the binary from under the tests;
 	# the copy keeps the layout, as the exporter compiles ../src/core/bson_reader.c
-	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
-	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h "$WORK/build/src/core/"
-	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror >/dev/null || exit 1
+	client_build "$WORK/build" pg_bsonexport >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonexport
 fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
 	test/exporter/read_libbson.c $(pkg-config --libs libbson-1.0) || exit 1
 cc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
-	-Iclient -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c client/copy_binary.c || exit 1
+	-Iclient/export -o "$WORK/test_copy_binary" test/exporter/test_copy_binary.c client/export/copy_binary.c || exit 1
 cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$WORK/fail_rename.so" test/exporter/fail_rename.c -ldl || exit 1
 cc -O1 -g -Wall -Wextra -Werror -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all \
-	-Iclient -o "$WORK/test_progress" test/exporter/test_progress.c client/progress.c || exit 1
+	-Iclient/common -o "$WORK/test_progress" test/exporter/test_progress.c client/common/progress.c || exit 1
 
 # our own cluster, never one the environment points at
 unset PGHOST PGPORT PGDATABASE PGUSER

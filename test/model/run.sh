@@ -44,11 +44,7 @@ give_up() {
 if [ "${1:-}" = --build ]; then
 	# a copy, as test/stream/run.sh does: the work tree's objects stay untouched
 	log "building pg_bsonexport and pg_bsonstream from client/"
-	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
-	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/*.[ch] "$WORK/build/src/core/"
-	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
-		pg_bsonexport pg_bsonstream >"$WORK/build.log" 2>&1 ||
+	client_build "$WORK/build" pg_bsonexport pg_bsonstream >"$WORK/build.log" 2>&1 ||
 		{ cat "$WORK/build.log" >&2; give_up "the client programs do not build"; }
 	PG_BSONEXPORT=$WORK/build/client/pg_bsonexport
 	PG_BSONSTREAM=$WORK/build/client/pg_bsonstream

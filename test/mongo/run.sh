@@ -24,11 +24,7 @@ chmod 755 "$WORK"
 if [ -n "${PG_BSONSTREAM:-}" ]; then
 	BIN=$PG_BSONSTREAM
 else
-	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
-	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h src/core/commit_marker.h "$WORK/build/src/core/"
-	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
-		pg_bsonstream >/dev/null || exit 1
+	client_build "$WORK/build" pg_bsonstream >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonstream
 fi
 "$BIN" --help | grep -- '--to=URI' >/dev/null || { echo "FAIL $BIN was built without --to (libmongoc)"; echo "mongo: 0 passed, 1 failed"; exit 1; }

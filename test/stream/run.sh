@@ -30,11 +30,7 @@ if [ -n "${PG_BSONSTREAM:-}" ]; then
 	BIN=$PG_BSONSTREAM
 else
 	# a copy, as test/exporter/run.sh does: the work tree's objects stay untouched
-	mkdir -p "$WORK/build/client" "$WORK/build/src/core"
-	cp client/Makefile client/*.[ch] "$WORK/build/client/"
-	cp src/core/bson_reader.[ch] src/core/bson_types.h src/core/resume_token.h src/core/commit_marker.h "$WORK/build/src/core/"
-	make -s -C "$WORK/build/client" PG_CONFIG="$PG_BINDIR/pg_config" COPT=-Werror \
-		pg_bsonstream >/dev/null || exit 1
+	client_build "$WORK/build" pg_bsonstream >/dev/null || exit 1
 	BIN=$WORK/build/client/pg_bsonstream
 fi
 cc -O2 -Wall -Wextra -Werror $(pkg-config --cflags libbson-1.0) -o "$WORK/read_libbson" \
