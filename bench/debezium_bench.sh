@@ -21,7 +21,8 @@
 #
 #   bench/debezium_bench.sh [--pg NN] [--changes N] [--apply-changes N]
 #                           [--snapshot-rows N] [--reps R] [--batch B]
-#                           [--parts LIST] [--no-install] [--smoke] [--out FILE.md]
+#                           [--parts LIST] [--server ferretdb|mjs]
+#                           [--no-install] [--smoke] [--out FILE.md]
 #
 #   --changes N        part 1's changes (default 1,000,000): N/3 inserts, N/3
 #                      updates, N/3 deletes, B rows a transaction (default 10,000)
@@ -35,6 +36,12 @@
 #   --reps R           runs of each program (default 3), interleaved, the
 #                      first program changing from round to round
 #   --parts LIST       which parts, comma-separated (default capture,apply,snapshot)
+#   --server S         part 2's server: ferretdb (the default) or mjs,
+#                      mongo-java-server 1.47.0 with its in-memory backend
+#                      (bench/debezium's "mongo-server" mode, Maven Central),
+#                      a server written by others that is not the limit:
+#                      both sides then write 1,000 writes a bulk (Debezium's
+#                      writer) and at the default --batch-size (1000)
 #   --no-install       use the installed extension and programs (the test
 #                      suite installs them first); otherwise build_install
 #   --smoke            a few thousand changes, one run each, every check;
@@ -63,6 +70,7 @@ REPS=3
 BATCH=10000
 APPLY_BATCH_ROWS=1000
 PARTS=capture,apply,snapshot
+SERVER=ferretdb
 INSTALL=1
 SMOKE=0
 OUT=
@@ -76,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift ;;
 	--batch) BATCH=$2; shift ;;
 	--parts) PARTS=$2; shift ;;
+	--server) SERVER=$2; shift ;;
 	--no-install) INSTALL=0 ;;
 	--smoke) SMOKE=1 ;;
 	--out) OUT=$2; shift ;;
@@ -143,8 +152,25 @@ unset PGHOST PGDATABASE PGUSER
 cluster_start
 FDIR=$WORK/ferretdb
 FPORT=$((28100 + RANDOM % 100))
-ferretdb_start "$FDIR" "$FPORT" >/dev/null
-trap 'ferretdb_stop "$FDIR"; cluster_stop; rm -rf "$WORK"' EXIT
+MPID=
+case $SERVER in
+ferretdb)
+	ferretdb_start "$FDIR" "$FPORT" >/dev/null
+	SERVER_NAME=FerretDB
+	BULK=64 ;;
+mjs)
+	SERVER_NAME=mongo-java-server
+	BULK=1000
+	"${JAVA[@]}" mongo-server --port "$FPORT" >"$WORK/mjs.log" 2>&1 &
+	MPID=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q "listening on" "$WORK/mjs.log" && break
+		sleep 0.1
+	done
+	grep -q "listening on" "$WORK/mjs.log" || { cat "$WORK/mjs.log" >&2; exit 1; } ;;
+*) echo "unknown --server $SERVER (ferretdb or mjs)" >&2; exit 2 ;;
+esac
+trap '[ -n "$MPID" ] && kill "$MPID" 2>/dev/null; [ "$SERVER" = ferretdb ] && ferretdb_stop "$FDIR"; cluster_stop; rm -rf "$WORK"' EXIT
 export PGDATABASE=bench
 PSQL=(psql -X -q -v ON_ERROR_STOP=1)
 PGPID=$(head -1 "$CLUSTER_DIR/data/postmaster.pid")
@@ -294,7 +320,7 @@ if part apply; then
 		"${PSQL[@]}" -c "SELECT 'x' FROM pg_create_logical_replication_slot('ab_dbz_$r', 'pgoutput')" \
 			-c "SELECT 'x' FROM pg_create_logical_replication_slot('ab_bso_$r', 'bson_out')" >/dev/null
 	done
-	phase "into FerretDB: workload of bench/apply_bench.sh ($AROWS inserts, updates, half deleted; $APPLY_BATCH_ROWS rows a transaction)"
+	phase "into $SERVER_NAME: workload of bench/apply_bench.sh ($AROWS inserts, updates, half deleted; $APPLY_BATCH_ROWS rows a transaction)"
 	for ph in insert update delete; do
 		for ((lo = 0; lo < AROWS; lo += APPLY_BATCH_ROWS)); do
 			hi=$((lo + APPLY_BATCH_ROWS))
@@ -308,7 +334,7 @@ if part apply; then
 	AB_END=$("${PSQL[@]}" -At -c "SELECT pg_current_wal_insert_lsn()")
 	AB_LEFT=$("${PSQL[@]}" -At -c "SELECT count(*) FROM ab")
 	AN=$((2 * AROWS + AROWS - AB_LEFT))
-	FPID=$(cat "$FDIR/ferretdb.pid")
+	if [ "$SERVER" = mjs ]; then FPID=$MPID; else FPID=$(cat "$FDIR/ferretdb.pid"); fi
 	fticks() { awk '{print $14 + $15}' "/proc/$FPID/stat"; }
 	# lag at the end: the WAL from the slot's confirmed position to the end
 	lag() { "${PSQL[@]}" -At -c "SELECT GREATEST(0, '$AB_END'::pg_lsn - confirmed_flush_lsn) FROM pg_replication_slots WHERE slot_name = '$1'"; }
@@ -320,15 +346,15 @@ if part apply; then
 				res=$(run "$WORK/dbz.log" "${JAVA[@]}" mongo --port "$PGPORT" --dbname bench \
 					--slot "ab_dbz_$r" --publication dbz_ab --table public.ab --events "$AN" \
 					--offsets "$WORK/offsets_ab_$r" --mongo "mongodb://127.0.0.1:$FPORT/" \
-					--mongo-db "dbz_$r" --bulk-size 64 --timeout 7200)
-				check "into FerretDB: Debezium run $r applied $AN events" "$AN" "$(dbz_field "$(dbz_result "$WORK/dbz.log")" events)"
+					--mongo-db "dbz_$r" --bulk-size "$BULK" --timeout 7200)
+				check "into $SERVER_NAME: Debezium run $r applied $AN events" "$AN" "$(dbz_field "$(dbz_result "$WORK/dbz.log")" events)"
 				slot=ab_dbz_$r
 			else
 				p=pg_bsonstream
 				rm -rf "$WORK/ab_stream"
 				res=$(run "$WORK/bso.log" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "ab_bso_$r" \
 					-o "$WORK/ab_stream" -E "$AB_END" -q --include-tables public.ab \
-					--to "mongodb://127.0.0.1:$FPORT/bso_$r" --batch-size 64)
+					--to "mongodb://127.0.0.1:$FPORT/bso_$r" --batch-size "$BULK")
 				slot=ab_bso_$r
 			fi
 			f1=$(fticks)
@@ -336,12 +362,12 @@ if part apply; then
 			fcpu=$(awk -v t="$((f1 - f0))" -v hz="$HZ" 'BEGIN {printf "%.2f", t / hz}')
 			FCPU[$p]="${FCPU[$p]:-} $fcpu"
 			LAG[$p]="${LAG[$p]:-} $l"
-			record apply "$p" "$res" "FerretDB CPU $fcpu s, slot $l bytes behind the end"
+			record apply "$p" "$res" "$SERVER_NAME CPU $fcpu s, slot $l bytes behind the end"
 			if out=$("$PYTHON" "$BENCH_DIR/debezium/end_state.py" "$FPORT" "$([ "$p" = debezium ] && echo "dbz_$r" || echo "bso_$r")" "$p" 2>&1); then
-				ok "into FerretDB: $p run $r: $out"
+				ok "into $SERVER_NAME: $p run $r: $out"
 				STATE[$p]=$out
 			else
-				fail "into FerretDB: $p run $r: the collection differs from the table" "$out"
+				fail "into $SERVER_NAME: $p run $r: the collection differs from the table" "$out"
 				STATE[$p]="DIFFERENT: $out"
 			fi
 		done
@@ -403,7 +429,7 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 	echo
 	echo "PostgreSQL $PGVER; Debezium 3.6.1.Final (embedded async engine, PostgreSQL connector, pgoutput," \
 		"JSON converter with schemas off, file offset store flushed every 10 s, default batch and queue sizes," \
-		"default JVM settings); MongoDB Java driver 5.14.0; $JVER; FerretDB $FVER (SQLite)."
+		"default JVM settings); MongoDB Java driver 5.14.0; $JVER; $([ "$SERVER" = mjs ] && echo "mongo-java-server 1.47.0 (in-memory backend, same JVM)" || echo "FerretDB $FVER (SQLite)")."
 	echo "Machine: $(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))," \
 		"$(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo); load average before $load_start, after $load_end."
 	[ "$SMOKE" = 1 ] && { echo; echo "**Smoke run (--smoke): the figures mean nothing; the checks are what counts.**"; }
@@ -436,16 +462,16 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 	fi
 	if part apply; then
 		echo
-		echo "## 2. Into the same FerretDB: $AN events"
+		echo "## 2. Into the same $SERVER_NAME: $AN events"
 		echo
 		echo "bench/apply_bench.sh's table (text key), $AROWS inserts, $AROWS updates, $((AROWS - AB_LEFT)) deletes," \
 			"$APPLY_BATCH_ROWS rows a transaction; each run from its own slot into a database of its own, end to end" \
 			"(start to the last write). Debezium: its engine and a writer as MongoDB's sink connector (replace with" \
-			"upsert on the key, delete one; ordered bulk writes of 64), offsets committed after each batch's writes." \
-			"pg_bsonstream \`--to\` (durable segments, then the apply; \`--batch-size 64\`). Lag at the end: the WAL" \
+			"upsert on the key, delete one; ordered bulk writes of $BULK), offsets committed after each batch's writes." \
+			"pg_bsonstream \`--to\` (durable segments, then the apply; \`--batch-size $BULK\`). Lag at the end: the WAL" \
 			"between the slot's confirmed position and the workload's end once the client has exited."
 		echo
-		echo "| pipeline | median s | events/s | client CPU s | µs CPU/event | server CPU s | peak RSS MB | all runs (s) | FerretDB CPU s | lag at end (bytes) | end state |"
+		echo "| pipeline | median s | events/s | client CPU s | µs CPU/event | server CPU s | peak RSS MB | all runs (s) | $SERVER_NAME CPU s | lag at end (bytes) | end state |"
 		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"
 		for p in debezium pg_bsonstream; do
 			label=$([ "$p" = debezium ] && echo "Debezium + Java driver" || echo "pg_bsonstream --to")

@@ -116,7 +116,7 @@ make_dir(Dump *d, const char *path)
 	char	   *parent;
 	int			fd;
 
-	if (mkdir(path, 0777) != 0)
+	if (mkdir(path, 0700) != 0)
 	{
 		struct stat st;
 
@@ -288,6 +288,27 @@ done:
 	free(schema);
 	free(include);
 	free(exclude);
+	return rc;
+}
+
+int
+dump_names(PGconn *conn, const DumpOptions *o,
+		   int (*check) (const char *db, const char *coll, void *arg), void *arg,
+		   char *err, size_t errsize)
+{
+	Dump		d;
+	int			rc;
+
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	d.err = err;
+	d.errsize = errsize;
+	rc = list_collections(&d, conn);
+	for (int i = 0; rc == 0 && i < PQntuples(d.res); i++)
+		if (i == 0 || strcmp(PQgetvalue(d.res, i, 0), PQgetvalue(d.res, i - 1, 0)) != 0 ||
+			strcmp(PQgetvalue(d.res, i, 1), PQgetvalue(d.res, i - 1, 1)) != 0)
+			rc = check(PQgetvalue(d.res, i, 0), PQgetvalue(d.res, i, 1), arg);
+	PQclear(d.res);
 	return rc;
 }
 

@@ -70,4 +70,13 @@ typedef struct DumpStats
 extern int	dump_write(PGconn *leader, const char *snapshot, const DumpOptions *o,
 					   DumpStats *stats, char *err, size_t errsize);
 
+/*
+ * The collections a dump of o->sel would write, each (db, coll) given to
+ * check, in bson_collections' order, on conn (no snapshot: what the tables
+ * are now).  0, or the first non-zero return of check, or -1 with err set.
+ */
+extern int	dump_names(PGconn *conn, const DumpOptions *o,
+					   int (*check) (const char *db, const char *coll, void *arg), void *arg,
+					   char *err, size_t errsize);
+
 #endif							/* DUMP_H */

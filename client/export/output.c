@@ -164,7 +164,7 @@ create_temp(OutFile *o, const char *dir, const char *base)
 		snprintf(o->tmp_path, n, "%s/.%s.tmp.%ld", dir, base, (long) getpid());
 
 	/* O_EXCL: never write into someone else's file */
-	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (o->fd < 0)
 	{
 		int			err = errno;

@@ -419,3 +419,27 @@ event_key_change_document(const bson_t *newdoc, const bson_t *unchanged, const b
 				missing++;
 	return missing;
 }
+
+bson_t *
+event_with_document(const uint8_t *event, uint32_t len, const bson_t *doc)
+{
+	bson_t		in;
+	bson_iter_t it;
+	bson_t	   *out;
+
+	if (!bson_init_static(&in, event, len) || !bson_iter_init(&it, &in))
+		return NULL;
+	out = bson_new();
+	while (bson_iter_next(&it))
+	{
+		const char *key = bson_iter_key(&it);
+
+		if (strcmp(key, "unchangedFields") == 0)
+			continue;
+		if (strcmp(key, "fullDocument") == 0)
+			BSON_APPEND_DOCUMENT(out, "fullDocument", doc);
+		else
+			bson_append_iter(out, key, -1, &it);
+	}
+	return out;
+}

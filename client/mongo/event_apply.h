@@ -91,4 +91,12 @@ extern int	event_split_info(const uint8_t *data, uint32_t len, int *fragment, in
 extern int	event_key_change_document(const bson_t *newdoc, const bson_t *unchanged,
 									  const bson_t *old, bson_t *out);
 
+/*
+ * A key change's insert event as it is written: its fullDocument replaced
+ * by doc (the fields taken from the old document added), without
+ * unchangedFields; for the dead-letter file, which must hold what was
+ * refused.  Allocated (bson_new); NULL if the event cannot be read.
+ */
+extern bson_t *event_with_document(const uint8_t *event, uint32_t len, const bson_t *doc);
+
 #endif							/* EVENT_APPLY_H */

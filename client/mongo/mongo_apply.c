@@ -21,6 +21,7 @@
  * in between finds the stash on the next run: the old document may be gone
  * by then, the fields are not.
  */
+#define _GNU_SOURCE				/* pthread_timedjoin_np */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,71 @@
 #include <unistd.h>
 
 #include "mongo_apply.h"
+
+/*
+ * mongodb://user:password@hosts/...: the password runs from the colon after
+ * the user to the last '@' before the hosts end (a '@' in a password must
+ * be percent-encoded, but hiding it must not depend on that).
+ */
+int
+apply_uri_password(const char *uri, size_t *start, size_t *len)
+{
+	const char *auth = strstr(uri, "://");
+	const char *end;
+	const char *colon;
+	const char *at = NULL;
+
+	if (auth == NULL)
+		return 0;
+	auth += 3;
+	end = auth + strcspn(auth, "/?");
+	for (const char *p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	colon = at ? memchr(auth, ':', (size_t) (at - auth)) : NULL;
+	if (colon == NULL)
+		return 0;
+	*start = (size_t) (colon + 1 - uri);
+	*len = (size_t) (at - colon - 1);
+	return 1;
+}
+
+void
+apply_mask_uri(const char *uri, char *out, size_t outsize)
+{
+	size_t		start;
+	size_t		len;
+
+	if (apply_uri_password(uri, &start, &len))
+		snprintf(out, outsize, "%.*s****%s", (int) start, uri, uri + start + len);
+	else
+		snprintf(out, outsize, "%s", uri);
+}
+
+/*
+ * MongoDB's rules for names: a database name of at most 63 bytes without
+ * / \\ . space " $ (and * < > : | ? for Windows servers); a collection name,
+ * not empty, without $ or a NUL, not system.*; db.coll at most 255 bytes.
+ */
+const char *
+apply_name_problem(const char *db, const char *coll)
+{
+	if (db[0] == '\0')
+		return "the database name is empty";
+	if (strlen(db) > 63)
+		return "the database name is longer than 63 bytes";
+	if (strpbrk(db, "/\\. \"$*<>:|?") != NULL)
+		return "the database name holds one of / \\ . space \" $ * < > : | ?";
+	if (coll[0] == '\0')
+		return "the collection name is empty";
+	if (strchr(coll, '$') != NULL)
+		return "the collection name holds a $";
+	if (strncmp(coll, "system.", 7) == 0)
+		return "names that start with system. are the server's own";
+	if (strlen(db) + 1 + strlen(coll) > 255)
+		return "the namespace db.collection is longer than 255 bytes";
+	return NULL;
+}
 
 #ifndef HAVE_LIBMONGOC
 
@@ -62,6 +128,16 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 }
 
 int
+apply_check_name(const char *db, const char *coll, char *err, size_t errsize)
+{
+	(void) db;
+	(void) coll;
+	(void) err;
+	(void) errsize;
+	return 0;
+}
+
+int
 apply_start(char *err, size_t errsize)
 {
 	(void) err;
@@ -81,6 +157,13 @@ void
 apply_stats(ApplyStats *s)
 {
 	memset(s, 0, sizeof(*s));
+}
+
+uint64_t
+apply_held_bytes(uint64_t written_bytes)
+{
+	(void) written_bytes;
+	return 0;
 }
 
 int
@@ -108,6 +191,7 @@ apply_stop(int drain, char *err, size_t errsize)
 
 #include "event_apply.h"
 #include "progress.h"
+#include "signals.h"
 #include "resume_token.h"
 
 #define BATCH_BYTES		(8 * 1024 * 1024)
@@ -115,6 +199,7 @@ apply_stop(int drain, char *err, size_t errsize)
 #define RETRY_MIN		0.5
 #define RETRY_MAX		8.0
 #define COPY_BATCH		1000
+#define STOP_WAIT		5		/* seconds a signal waits for the write in progress */
 #define PROGRESS_EVERY	1.0		/* seconds between stores of the position within a segment */
 
 /* One write of a batch */
@@ -123,7 +208,20 @@ typedef struct Op
 	ApplyEvent	ev;
 	uint8_t    *event;			/* the event's bytes, for the dead-letter file */
 	uint32_t	event_len;
+	int			replay;			/* may have been applied before (see replay.c's rule below) */
+	int			moved;			/* collisions moved aside for it */
 } Op;
+
+/* A unique field whose value a replay moved aside in a document */
+typedef struct MovedAside
+{
+	char		db[128];
+	char		coll[512];
+	char		field[256];
+} MovedAside;
+
+#define MAX_MOVED		64
+#define MOVED_MARK		"pg_bsonstream_replay"
 
 typedef struct Applier
 {
@@ -132,11 +230,22 @@ typedef struct Applier
 	char	   *uri_db;			/* the URI's database, NULL if none */
 	const char *progress_db;
 	int32_t		max_bson_size;
+	int			max_writes;		/* writes per command, at most (0: the driver's split) */
+	int			ferretdb;		/* the server is FerretDB: a write error's index may be wrong */
 
 	/* the progress document */
 	char		applied[RESUME_TOKEN_LEN + 1];	/* "" if none */
 	char		initial[16];	/* "", "loading", "done" */
+	int			deferred;		/* unreachable at the start: the target read by the thread */
+	int			fresh;			/* the stored document is an earlier slot's: replaced at the first store */
 	double		stored_at;		/* when the position was last stored */
+	char		flushed[RESUME_TOKEN_LEN + 1];	/* the last batch applied, "" if none */
+	char		replay_until[RESUME_TOKEN_LEN + 1]; /* the events up to it may have been applied */
+	char		replay_end[RESUME_TOKEN_LEN + 1];	/* the last event written again in this run */
+	char		intent[RESUME_TOKEN_LEN + 1];	/* replayUntil as stored */
+	MovedAside	moved[MAX_MOVED];
+	int			nmoved;
+	int64_t		flushed_wall_ms;
 
 	/* the batch */
 	Op		   *ops;
@@ -188,12 +297,24 @@ void
 apply_process_init(char **argv)
 {
 	char		name[64];
+	char		self[4096];
+	ssize_t		n;
 
 	if (getenv("MONGOC_DISABLE_SHM") != NULL || setenv("MONGOC_DISABLE_SHM", "1", 1) != 0)
 		return;
 	snprintf(name, sizeof(name), "/mongoc-%u", (unsigned) getpid());
 	(void) shm_unlink(name);
-	execv("/proc/self/exe", argv);
+
+	/*
+	 * The program's own path, not /proc/self/exe: the kernel names the
+	 * process after the file it executes, and pgrep or pidof look for
+	 * pg_bsonstream, not exe.
+	 */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || n >= (ssize_t) sizeof(self) - 1)
+		return;
+	self[n] = '\0';
+	execv(self, argv);
 	/* not started again: this run keeps the counters, in memory unlinked */
 }
 
@@ -225,25 +346,51 @@ target_db(const char *event_db)
 	return A.uri_db ? A.uri_db : event_db;
 }
 
+int
+apply_check_name(const char *db, const char *coll, char *err, size_t errsize)
+{
+	const char *why = apply_name_problem(target_db(db), coll);
+
+	if (why == NULL)
+		return 0;
+	snprintf(err, errsize, "MongoDB cannot name the collection of %s.%s: %s\nhint: Give the "
+			 "table another collection name (the document model's names), leave it out of the "
+			 "selection (--exclude-tables), or give another database in the URI.",
+			 target_db(db), coll, why);
+	return -1;
+}
+
+/* A server's error code that a new attempt may cure */
+static int
+transient_code(int code)
+{
+	static const int codes[] = {6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (code == codes[i])
+			return 1;
+	return 0;
+}
+
 /*
  * A failure a new attempt may cure: the server unreachable, restarting, a
- * primary stepping down, a write concern not met in time.
+ * primary stepping down, a write concern not met in time (not one that
+ * can never be met).
  */
 static int
 transient(const bson_error_t *e, const bson_t *reply)
 {
-	static const int codes[] = {6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 64, 79, 100};
-
+	/* a w the deployment can never satisfy (79, 100): no wait cures it */
+	if ((e->domain == MONGOC_ERROR_WRITE_CONCERN || e->domain == MONGOC_ERROR_SERVER) &&
+		(e->code == 79 || e->code == 100))
+		return 0;
 	if (e->domain == MONGOC_ERROR_STREAM || e->domain == MONGOC_ERROR_SERVER_SELECTION ||
 		e->domain == MONGOC_ERROR_WRITE_CONCERN)
 		return 1;
 	if (reply && (mongoc_error_has_label(reply, "RetryableWriteError") ||
 				  mongoc_error_has_label(reply, "NetworkError")))
 		return 1;
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if ((int) e->code == codes[i])
-			return 1;
-	return 0;
+	return transient_code((int) e->code);
 }
 
 /*
@@ -342,6 +489,86 @@ id_json(const bson_t *selector)
 	}
 }
 
+/*
+ * Open the dead-letter file for appending.  A record cut short by a crash
+ * in the middle of its write is cut off (a reader would stop there and
+ * never see the records after it); a new file's entry is made durable.
+ */
+static int
+dead_letter_open(void)
+{
+	const char *path = A.o.dead_letter;
+	int			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	off_t		at = 0;
+	off_t		size;
+	struct stat sb;
+
+	if (fd < 0 || fstat(fd, &sb) != 0)
+	{
+		fail("could not open the dead-letter file \"%s\": %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size = sb.st_size;
+	while (at < size)
+	{
+		uint8_t		head[4];
+		uint32_t	len;
+
+		if (pread(fd, head, 4, at) != 4)
+			break;
+		len = (uint32_t) head[0] | (uint32_t) head[1] << 8 | (uint32_t) head[2] << 16 |
+			(uint32_t) head[3] << 24;
+		if (len < 5 || (off_t) len > size - at)
+			break;
+		at += len;
+	}
+	if (at < size)
+	{
+		fprintf(stderr, "pg_bsonstream: warning: the dead-letter file \"%s\" ends in a record cut "
+				"short (%lld bytes from %lld): cut off, the records before it kept\n", path,
+				(long long) (size - at), (long long) at);
+		if (ftruncate(fd, at) != 0 || fsync(fd) != 0)
+		{
+			fail("could not cut the dead-letter file \"%s\": %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	if (size == 0)
+	{
+		char	   *slash = strrchr(path, '/');
+		char		dir[4096];
+		int			dfd = -1;
+
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int) (slash - path) + (slash == path) : 1,
+				 slash ? path : ".");
+		int			bad = fsync(fd) != 0 ||
+			(dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0;
+
+		if (!bad)
+		{
+			bad = fsync(dfd) != 0;
+			close(dfd);
+		}
+		if (bad)
+		{
+			fail("could not make the dead-letter file \"%s\" durable: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	if (lseek(fd, 0, SEEK_END) < 0)
+	{
+		fail("could not open the dead-letter file \"%s\": %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	A.dead_fd = fd;
+	return 0;
+}
+
 /* Append a refused write to the dead-letter file, durably */
 static int
 dead_letter(const char *db, const char *coll, const bson_t *selector, const char *token,
@@ -356,15 +583,10 @@ dead_letter(const char *db, const char *coll, const bson_t *selector, const char
 	const uint8_t *data;
 	ssize_t		w;
 
-	if (A.dead_fd < 0)
-	{
-		A.dead_fd = open(A.o.dead_letter, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-		if (A.dead_fd < 0)
-		{
-			fail("could not open the dead-letter file \"%s\": %s", A.o.dead_letter, strerror(errno));
-			return -1;
-		}
-	}
+	uint32_t	dlen;
+
+	if (A.dead_fd < 0 && dead_letter_open() != 0)
+		return -1;
 	if (token && token[0])
 		BSON_APPEND_UTF8(&d, "token", token);
 	BSON_APPEND_DOCUMENT_BEGIN(&d, "ns", &ns);
@@ -381,9 +603,11 @@ dead_letter(const char *db, const char *coll, const bson_t *selector, const char
 	if (event && bson_init_static(&inner, event, event_len))
 		BSON_APPEND_DOCUMENT(&d, field, &inner);
 	data = bson_get_data(&d);
-	w = write(A.dead_fd, data, d.len);
+	dlen = d.len;
+	w = write(A.dead_fd, data, dlen);
 	bson_destroy(&d);
-	if (w != (ssize_t) d.len || (A.o.sync && fsync(A.dead_fd) != 0))
+	/* fsynced even under --no-sync: the file is the only copy of what it holds */
+	if (w != (ssize_t) dlen || fsync(A.dead_fd) != 0)
 	{
 		fail("could not write the dead-letter file \"%s\": %s", A.o.dead_letter,
 			 w < 0 ? strerror(errno) : "short write");
@@ -416,32 +640,39 @@ refused(const Op *op, int code, const char *message)
 	return -1;
 }
 
-static void
-add_write_op(mongoc_bulk_operation_t *bulk, const Op *op)
+/*
+ * One write into the bulk.  False when the driver refuses it before
+ * anything is sent (a key it does not take: "$v", "", invalid UTF-8), with
+ * e set: such a write goes by the refusal policy like one the server
+ * refuses, never dropped from the batch without a word.
+ */
+static bool
+add_write_op(mongoc_bulk_operation_t *bulk, const Op *op, bson_error_t *e)
 {
-	bson_error_t e;
 	bson_t		opts = BSON_INITIALIZER;
+	bool		ok = true;
 
 	switch (op->ev.kind)
 	{
 		case APPLY_REPLACE:
 		case APPLY_KEY_CHANGE_INSERT:
 			BSON_APPEND_BOOL(&opts, "upsert", true);
-			mongoc_bulk_operation_replace_one_with_opts(bulk, op->ev.selector, op->ev.doc, &opts, &e);
+			ok = mongoc_bulk_operation_replace_one_with_opts(bulk, op->ev.selector, op->ev.doc, &opts, e);
 			break;
 		case APPLY_UPDATE:
-			mongoc_bulk_operation_update_one_with_opts(bulk, op->ev.selector, op->ev.doc, NULL, &e);
+			ok = mongoc_bulk_operation_update_one_with_opts(bulk, op->ev.selector, op->ev.doc, NULL, e);
 			break;
 		case APPLY_DELETE:
-			mongoc_bulk_operation_remove_one_with_opts(bulk, op->ev.selector, NULL, &e);
+			ok = mongoc_bulk_operation_remove_one_with_opts(bulk, op->ev.selector, NULL, e);
 			break;
 		case APPLY_DELETE_ALL:
-			mongoc_bulk_operation_remove_many_with_opts(bulk, op->ev.selector, NULL, &e);
+			ok = mongoc_bulk_operation_remove_many_with_opts(bulk, op->ev.selector, NULL, e);
 			break;
 		default:
 			break;
 	}
 	bson_destroy(&opts);
+	return ok;
 }
 
 /* The first write error of a bulk's reply: its index and what it says */
@@ -478,6 +709,318 @@ is_write(ApplyKind k)
 }
 
 static int	apply_collection(int *idx, int n);
+
+static int	find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found);
+static char **pending_segments(uint64_t *bytes);
+static void free_names(char **names);
+static int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
+
+/* {_id: the value it} as bytes, to compare two _id values exactly */
+static int
+same_id(bson_iter_t *a, bson_iter_t *b)
+{
+	bson_t		x = BSON_INITIALIZER;
+	bson_t		y = BSON_INITIALIZER;
+	int			same;
+
+	bson_append_iter(&x, "_id", 3, a);
+	bson_append_iter(&y, "_id", 3, b);
+	same = x.len == y.len && memcmp(bson_get_data(&x), bson_get_data(&y), x.len) == 0;
+	bson_destroy(&x);
+	bson_destroy(&y);
+	return same;
+}
+
+/*
+ * Does a change of the document _id 'id' of collection coll come after the
+ * event 'after', within the writes sent again (up to replay_end)?  Read
+ * from the segments, only when a replay collides.  1, 0, or -1.
+ */
+static int
+later_change(const char *coll, bson_iter_t *id, const char *after)
+{
+	uint64_t	bytes;
+	char	  **names = pending_segments(&bytes);
+	uint8_t    *buf = NULL;
+	size_t		bufsize = 0;
+	int			found = 0;
+
+	for (int i = 0; names[i] && found == 0; i++)
+	{
+		char		path[4400];
+		FILE	   *f;
+		uint32_t	len;
+
+		if (strncmp(names[i] + RESUME_TOKEN_LEN + 1, after, RESUME_TOKEN_LEN) <= 0 ||
+			strncmp(names[i], A.replay_end, RESUME_TOKEN_LEN) > 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/changes/%s", A.o.dir, names[i]);
+		if ((f = fopen(path, "rb")) == NULL)
+			continue;
+		while (found == 0 && read_doc(f, &buf, &bufsize, &len) == 1)
+		{
+			const char *token = resume_token_of_event((const char *) buf, len);
+			bson_t		ev;
+			bson_iter_t it;
+			bson_iter_t k;
+
+			if (token == NULL || strncmp(token, after, RESUME_TOKEN_LEN) <= 0 ||
+				strncmp(token, A.replay_end, RESUME_TOKEN_LEN) > 0 || !bson_init_static(&ev, buf, len))
+				continue;
+			if (bson_iter_init(&it, &ev) && bson_iter_find_descendant(&it, "ns.coll", &k) &&
+				BSON_ITER_HOLDS_UTF8(&k) && strcmp(bson_iter_utf8(&k, NULL), coll) == 0 &&
+				bson_iter_init(&it, &ev) && bson_iter_find_descendant(&it, "documentKey._id", &k) &&
+				same_id(&k, id))
+				found = 1;
+		}
+		fclose(f);
+	}
+	free(buf);
+	free_names(names);
+	return found;
+}
+
+/* Writes sent again (a retry, an isolation): they may have been applied */
+static void
+mark_replay(int *idx, int from, int upto)
+{
+	for (int i = from; i < upto; i++)
+	{
+		A.ops[idx[i]].replay = 1;
+		if (strcmp(A.ops[idx[i]].ev.token, A.replay_end) > 0)
+			snprintf(A.replay_end, sizeof(A.replay_end), "%s", A.ops[idx[i]].ev.token);
+	}
+}
+
+/*
+ * A write sent again collided on a unique index other than _id (11000).
+ * Its own earlier application was overtaken by later writes, already
+ * applied, that gave its value to another document (PostgreSQL passed
+ * values between rows in that order); those later writes come again after
+ * it.  So the other documents' values are moved aside ({MOVED_MARK: their
+ * _id}, unique) for the replay to write them again in order; at the end of
+ * the replay none may be left (check_moved).  Returns how many documents
+ * were moved, 0 when none holds the value (then it is a real refusal), -1
+ * on failure.
+ */
+static int
+move_aside(const Op *op)
+{
+	const char *db = target_db(op->ev.db);
+	mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, op->ev.coll);
+	mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts(coll, NULL);
+	const bson_t *index;
+	bson_t		fields;
+	bson_iter_t it;
+	bson_iter_t id;
+	int			moved = 0;
+	bson_error_t e;
+
+	/* the values the write gives: the replacement, or its $set */
+	if (op->ev.kind == APPLY_UPDATE)
+	{
+		uint32_t	n;
+		const uint8_t *d;
+
+		if (!bson_iter_init_find(&it, op->ev.doc, "$set") || !BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			mongoc_cursor_destroy(cur);
+			mongoc_collection_destroy(coll);
+			return 0;
+		}
+		bson_iter_document(&it, &n, &d);
+		bson_init_static(&fields, d, n);
+	}
+	else
+		bson_init_static(&fields, bson_get_data(op->ev.doc), op->ev.doc->len);
+	if (!bson_iter_init_find(&id, op->ev.selector, "_id"))
+	{
+		mongoc_cursor_destroy(cur);
+		mongoc_collection_destroy(coll);
+		return 0;
+	}
+	while (moved >= 0 && mongoc_cursor_next(cur, &index))
+	{
+		bson_iter_t k;
+		bson_iter_t key;
+		bson_t		filter = BSON_INITIALIZER;
+		bson_t		ne;
+		const char *first = NULL;
+		int			all = 1;
+		mongoc_cursor_t *others;
+		const bson_t *other;
+
+		if (!bson_iter_init_find(&k, index, "unique") || !bson_iter_as_bool(&k) ||
+			!bson_iter_init_find(&k, index, "key") || !BSON_ITER_HOLDS_DOCUMENT(&k) ||
+			!bson_iter_recurse(&k, &key))
+		{
+			bson_destroy(&filter);
+			continue;
+		}
+		while (bson_iter_next(&key))
+		{
+			bson_iter_t v;
+
+			if (strchr(bson_iter_key(&key), '.') || !bson_iter_init_find(&v, &fields, bson_iter_key(&key)))
+			{
+				all = 0;
+				break;
+			}
+			if (first == NULL)
+				first = bson_iter_key(&key);
+			bson_append_iter(&filter, bson_iter_key(&key), -1, &v);
+		}
+		if (!all || first == NULL || strcmp(first, "_id") == 0 || strlen(first) >= sizeof(A.moved[0].field))
+		{
+			bson_destroy(&filter);
+			continue;
+		}
+		BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &ne);
+		bson_append_iter(&ne, "$ne", 3, &id);
+		bson_append_document_end(&filter, &ne);
+		others = mongoc_collection_find_with_opts(coll, &filter, NULL, NULL);
+		while (mongoc_cursor_next(others, &other))
+		{
+			bson_iter_t oid;
+			bson_t		sel = BSON_INITIALIZER;
+			bson_t		upd = BSON_INITIALIZER;
+			bson_t		set;
+			bson_t		mark;
+
+			/* only a document that a later change of the replay writes again: else a real collision */
+			if (!bson_iter_init_find(&oid, other, "_id") ||
+				later_change(op->ev.coll, &oid, op->ev.token) != 1)
+				continue;
+			bson_append_iter(&sel, "_id", 3, &oid);
+			BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
+			BSON_APPEND_DOCUMENT_BEGIN(&set, first, &mark);
+			bson_append_iter(&mark, MOVED_MARK, -1, &oid);
+			{
+				bson_iter_t was;
+
+				/* its value kept: put back if no later change writes it again */
+				if (bson_iter_init_find(&was, other, first))
+					bson_append_iter(&mark, "was", 3, &was);
+			}
+			bson_append_document_end(&set, &mark);
+			bson_append_document_end(&upd, &set);
+			if (!mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e))
+			{
+				fail("MongoDB: could not move a replayed value aside in %s.%s: %s", db, op->ev.coll,
+					 e.message);
+				moved = -1;
+			}
+			else
+			{
+				int			known = 0;
+
+				for (int i = 0; i < A.nmoved; i++)
+					known |= strcmp(A.moved[i].db, db) == 0 && strcmp(A.moved[i].coll, op->ev.coll) == 0 &&
+						strcmp(A.moved[i].field, first) == 0;
+				if (!known && A.nmoved < MAX_MOVED)
+				{
+					MovedAside *m = &A.moved[A.nmoved++];
+
+					snprintf(m->db, sizeof(m->db), "%s", db);
+					snprintf(m->coll, sizeof(m->coll), "%s", op->ev.coll);
+					snprintf(m->field, sizeof(m->field), "%s", first);
+				}
+				moved++;
+			}
+			bson_destroy(&sel);
+			bson_destroy(&upd);
+			if (moved < 0)
+				break;
+		}
+		if (mongoc_cursor_error(others, &e) && moved >= 0)
+		{
+			fail("MongoDB: could not read %s.%s: %s", db, op->ev.coll, e.message);
+			moved = -1;
+		}
+		mongoc_cursor_destroy(others);
+		bson_destroy(&filter);
+	}
+	if (moved >= 0 && mongoc_cursor_error(cur, &e))
+	{
+		fail("MongoDB: could not list the indexes of %s.%s: %s", db, op->ev.coll, e.message);
+		moved = -1;
+	}
+	mongoc_cursor_destroy(cur);
+	mongoc_collection_destroy(coll);
+	if (moved > 0)
+	{
+		char	   *sid = id_json(op->ev.selector);
+
+		fprintf(stderr, "pg_bsonstream: the replay of the change of _id %s in %s.%s collided on a "
+				"unique index with %d document%s of later changes: moved aside until they are "
+				"written again\n", sid, db, op->ev.coll, moved, moved == 1 ? "" : "s");
+		bson_free(sid);
+	}
+	return moved;
+}
+
+/*
+ * Once the writes sent again are all applied: every value moved aside was
+ * written again by its own change.  One left would be a document that
+ * differs from its row: an error, never silent.
+ */
+static int
+check_moved(void)
+{
+	for (int i = 0; i < A.nmoved; i++)
+	{
+		MovedAside *m = &A.moved[i];
+		bson_t		filter = BSON_INITIALIZER;
+		bson_t		ex;
+		bson_t	   *left = NULL;
+		char		path[300];
+
+		snprintf(path, sizeof(path), "%s." MOVED_MARK, m->field);
+		BSON_APPEND_DOCUMENT_BEGIN(&filter, path, &ex);
+		BSON_APPEND_BOOL(&ex, "$exists", true);
+		bson_append_document_end(&filter, &ex);
+		if (find_one(m->db, m->coll, &filter, &left) != 0)
+		{
+			bson_destroy(&filter);
+			return -1;
+		}
+		bson_destroy(&filter);
+		if (left)
+		{
+			char	   *id = id_json(left);
+			bson_iter_t it;
+			bson_iter_t was;
+			bson_t		sel = BSON_INITIALIZER;
+			bson_t		upd = BSON_INITIALIZER;
+			bson_t		set;
+			bson_error_t e;
+			mongoc_collection_t *coll = mongoc_client_get_collection(A.client, m->db, m->coll);
+
+			/* its own value back: the document is as it was before the replay touched it */
+			if (bson_iter_init_find(&it, left, "_id"))
+				bson_append_iter(&sel, "_id", 3, &it);
+			BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
+			if (bson_iter_init_find(&it, left, m->field) && BSON_ITER_HOLDS_DOCUMENT(&it) &&
+				bson_iter_recurse(&it, &was) && bson_iter_find(&was, "was"))
+				bson_append_iter(&set, m->field, -1, &was);
+			bson_append_document_end(&upd, &set);
+			(void) mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e);
+			mongoc_collection_destroy(coll);
+			bson_destroy(&sel);
+			bson_destroy(&upd);
+			fail("a change written again collided on a unique index of %s.%s with the document of "
+				 "_id %s, which no later change wrote: the collision is not the replay's own (that "
+				 "document's %s is as it was)\nhint: Something other than pg_bsonstream wrote "
+				 "into the collection; fix that document and run again.",
+				 m->db, m->coll, id, m->field);
+			bson_free(id);
+			bson_destroy(left);
+			return -1;
+		}
+	}
+	A.nmoved = 0;
+	return 0;
+}
 
 /*
  * The writes idx[from..upto) failed together for a cause that is one of
@@ -522,6 +1065,10 @@ apply_collection(int *idx, int n)
 	while (from < n)
 	{
 		const Op   *first = &A.ops[idx[from]];
+
+		/* a signal: the rest of the batch comes again on the next run */
+		if (A.stop == 1)
+			return -1;
 		mongoc_collection_t *coll;
 		mongoc_bulk_operation_t *bulk;
 		bson_t		opts = BSON_INITIALIZER;
@@ -529,10 +1076,19 @@ apply_collection(int *idx, int n)
 		bson_error_t e;
 		int			upto = from;
 		int			nwrites = 0;
+		int			deletes_many;
 		uint32_t	ok;
 
-		/* up to the next write that cannot be made */
-		while (upto < n && A.ops[idx[upto]].ev.kind != APPLY_REFUSED)
+		/*
+		 * Up to the next write that cannot be made, or the server's limit;
+		 * a delete of many documents (a truncate) in a command of its own,
+		 * so that one that runs long holds up no other write.
+		 */
+		deletes_many = A.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL;
+		while (upto < n && A.ops[idx[upto]].ev.kind != APPLY_REFUSED &&
+			   (A.max_writes == 0 || nwrites < A.max_writes) &&
+			   (A.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL) == deletes_many &&
+			   !(deletes_many && nwrites == 1))
 			nwrites += is_write(A.ops[idx[upto++]].ev.kind);
 		if (nwrites == 0)
 		{
@@ -551,9 +1107,31 @@ apply_collection(int *idx, int n)
 		BSON_APPEND_BOOL(&opts, "ordered", true);
 		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 		bson_destroy(&opts);
+		nwrites = 0;
 		for (int i = from; i < upto; i++)
-			if (is_write(A.ops[idx[i]].ev.kind))
-				add_write_op(bulk, &A.ops[idx[i]]);
+		{
+			Op		   *op = &A.ops[idx[i]];
+
+			if (!is_write(op->ev.kind))
+				continue;
+			if (!add_write_op(bulk, op, &e))
+			{
+				/* the writes before it go now; it is refused on the next turn */
+				snprintf(op->ev.problem, sizeof(op->ev.problem),
+						 "the MongoDB C driver refuses the write: %s", e.message);
+				op->ev.kind = APPLY_REFUSED;
+				upto = i;
+				break;
+			}
+			nwrites++;
+		}
+		if (nwrites == 0)
+		{
+			mongoc_bulk_operation_destroy(bulk);
+			mongoc_collection_destroy(coll);
+			from = upto;
+			continue;
+		}
 		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
 		mongoc_bulk_operation_destroy(bulk);
 		mongoc_collection_destroy(coll);
@@ -566,23 +1144,47 @@ apply_collection(int *idx, int n)
 			continue;
 		}
 		{
-			uint32_t	windex;
-			int			code;
+			uint32_t	windex = 0;
+			int			code = 0;
 			char		msg[1024];
+			int			werr = first_write_error(&reply, &windex, &code, msg, sizeof(msg));
 
-			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)) && nwrites > 1)
+			/*
+			 * FerretDB (SQLite) answers a duplicate key of an update with a
+			 * command error, not a write error 11000: the same here.
+			 */
+			if (!werr && strstr(e.message, "UNIQUE constraint failed") != NULL)
+			{
+				werr = 1;
+				windex = 0;
+				code = 11000;
+				snprintf(msg, sizeof(msg), "duplicate key: %s", e.message);
+			}
+			if (werr && transient_code(code))
+			{
+				/* a statement's own transient error (a shutdown, a step-down): the writes again */
+				bson_error_t we;
+
+				bson_destroy(&reply);
+				bson_set_error(&we, MONGOC_ERROR_SERVER, (uint32_t) code, "%s (code %d)", msg, code);
+				if (retry_wait(&backoff, &we) != 0)
+					return -1;
+				continue;
+			}
+			if (werr && nwrites > 1 && A.ferretdb)
 			{
 				/*
 				 * Which write was refused: one at a time (they are
-				 * idempotent), since a server may report the index wrong
-				 * (FerretDB 1.24 does for updates).
+				 * idempotent), since FerretDB 1.24 reports the index wrong
+				 * for updates (MongoDB's index is taken as it is: the
+				 * writes before it are not sent again).
 				 */
 				bson_destroy(&reply);
 				if ((from = isolate_failure(idx, from, upto, nwrites, code, msg)) < 0)
 					return -1;
 				continue;
 			}
-			if (first_write_error(&reply, &windex, &code, msg, sizeof(msg)))
+			if (werr)
 			{
 				/* the windex-th write from 'from' was refused, those before it applied */
 				int			at = from;
@@ -594,6 +1196,20 @@ apply_collection(int *idx, int n)
 						break;
 				if (at >= upto)
 					at = upto - 1;
+				if (code == 11000 && A.ops[idx[at]].replay && A.ops[idx[at]].moved < 3)
+				{
+					int			m = move_aside(&A.ops[idx[at]]);
+
+					if (m < 0)
+						return -1;
+					if (m > 0)
+					{
+						/* the write again, with what followed it */
+						A.ops[idx[at]].moved++;
+						from = at;
+						continue;
+					}
+				}
 				{
 					char		full[1100];
 
@@ -607,8 +1223,17 @@ apply_collection(int *idx, int n)
 			if (transient(&e, &reply))
 			{
 				bson_destroy(&reply);
-				/* lost twice at the same writes while the server answers: one of them is the cause */
-				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
+				/* some of them may have been applied before the failure */
+				mark_replay(idx, from, upto);
+				/*
+				 * Lost twice at the same writes while the server answers: one
+				 * of them is the cause (FerretDB closes the connection at a
+				 * value it cannot read).  Not for a delete of many documents,
+				 * which holds no value and may simply run longer than
+				 * socketTimeoutMS: it is sent again, on its own.
+				 */
+				if (e.domain == MONGOC_ERROR_STREAM && A.ferretdb && !deletes_many &&
+					server_answers() && ++lost_here < 2)
 					continue;	/* once more at once: a connection lost by chance */
 				if (lost_here >= 2)
 				{
@@ -675,6 +1300,7 @@ progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_col
 typedef struct ProgressSet
 {
 	const char *token;
+	const char *replay_until;
 	const char *initial;
 	int64_t		wall_ms;
 	const char *stash_id;		/* removed in the same bulk, if set */
@@ -695,17 +1321,35 @@ build_progress(mongoc_collection_t *coll, void *arg)
 	BSON_APPEND_BOOL(&opts, "ordered", true);
 	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 	BSON_APPEND_UTF8(&sel, "_id", A.o.slot);
-	BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
+	/* an earlier slot's document: replaced whole, none of its fields kept */
+	if (A.fresh)
+		BSON_APPEND_UTF8(&upd, "_id", A.o.slot);
+	else
+		BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
+	if (A.fresh)
+		bson_init(&set);
+	BSON_APPEND_UTF8(&set, "systemIdentifier", A.o.system_id);
 	if (p->token)
 		BSON_APPEND_UTF8(&set, "token", p->token);
+	if (p->replay_until)
+		BSON_APPEND_UTF8(&set, "replayUntil", p->replay_until);
 	if (p->initial)
 		BSON_APPEND_UTF8(&set, "initial", p->initial);
 	if (p->wall_ms)
 		BSON_APPEND_DATE_TIME(&set, "wallTime", p->wall_ms);
 	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
-	bson_append_document_end(&upd, &set);
 	BSON_APPEND_BOOL(&uopts, "upsert", true);
-	mongoc_bulk_operation_update_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+	if (A.fresh)
+	{
+		bson_concat(&upd, &set);
+		bson_destroy(&set);
+		mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+	}
+	else
+	{
+		bson_append_document_end(&upd, &set);
+		mongoc_bulk_operation_update_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+	}
 	if (p->stash_id)
 	{
 		bson_t		s = BSON_INITIALIZER;
@@ -724,10 +1368,11 @@ build_progress(mongoc_collection_t *coll, void *arg)
 static int
 store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id)
 {
-	ProgressSet p = {token, initial, wall_ms, stash_id};
+	ProgressSet p = {token, NULL, initial, wall_ms, stash_id};
 
 	if (progress_command("store the position", build_progress, &p) != 0)
 		return -1;
+	A.fresh = 0;
 	A.stored_at = now_seconds();
 	if (token)
 		snprintf(A.applied, sizeof(A.applied), "%s", token);
@@ -736,11 +1381,179 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
 	return 0;
 }
 
+/*
+ * Before the events up to 'last' are written: no event after the stored
+ * replayUntil was ever written, so a later run knows which of the events
+ * it writes again may have been applied (a collision of those on a unique
+ * index is the replay's own, and is resolved: move_aside).  Stored once a
+ * segment.
+ */
+static int
+store_intent(const char *last)
+{
+	ProgressSet p = {NULL, last, NULL, 0, NULL};
+
+	if (A.intent[0] && strncmp(last, A.intent, RESUME_TOKEN_LEN) <= 0)
+		return 0;
+	if (progress_command("store the position", build_progress, &p) != 0)
+		return -1;
+	A.fresh = 0;
+	snprintf(A.intent, sizeof(A.intent), "%.*s", RESUME_TOKEN_LEN, last);
+	return 0;
+}
+
 static void
 free_op(Op *op)
 {
 	event_apply_free(&op->ev);
 	free(op->event);
+}
+
+/*
+ * An update without fullDocument carries only the changed columns: where
+ * its document is not in the target it matches nothing, and the target
+ * silently lacks the row.  So before the writes ops[idx[0..n-1]] (one
+ * collection's) are sent, the documents of such updates that no earlier
+ * write of the batch makes or removes are looked up (one query); an update
+ * whose document is missing is refused (stop or dead-letter), unless it is
+ * written again in a replay and a later change of the replay (a delete
+ * already applied) explains it.
+ */
+static int
+check_update_targets(int *idx, int n)
+{
+	bson_t		filter = BSON_INITIALIZER;
+	bson_t		in;
+	bson_t		list;
+	int			nids = 0;
+	mongoc_collection_t *coll;
+	mongoc_cursor_t *cur;
+	const bson_t *doc;
+	bson_t		opts = BSON_INITIALIZER;
+	bson_t		proj;
+	bson_error_t e;
+	char	   *found;
+	static mongoc_read_prefs_t *primary;
+	int			rc = 0;
+	const bson_t *reply = NULL;
+	double		backoff = 0;
+
+	for (int i = 0; i < n; i++)
+		if (A.ops[idx[i]].ev.kind == APPLY_UPDATE)
+			nids++;
+	if (nids == 0)
+		return 0;
+	if ((found = calloc(n, 1)) == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	nids = 0;
+	BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &in);
+	BSON_APPEND_ARRAY_BEGIN(&in, "$in", &list);
+	for (int i = 0; i < n; i++)
+	{
+		Op		   *op = &A.ops[idx[i]];
+		bson_iter_t id;
+		int			earlier = 0;
+
+		if (op->ev.kind != APPLY_UPDATE || !bson_iter_init_find(&id, op->ev.selector, "_id"))
+			continue;
+		/* a write of the same document before it in the batch decides, not the target */
+		for (int j = 0; j < i && !earlier; j++)
+		{
+			bson_iter_t other;
+
+			if (A.ops[idx[j]].ev.kind == APPLY_DELETE_ALL ||
+				(is_write(A.ops[idx[j]].ev.kind) && A.ops[idx[j]].ev.kind != APPLY_UPDATE &&
+				 bson_iter_init_find(&other, A.ops[idx[j]].ev.selector, "_id") && same_id(&id, &other)))
+				earlier = 1;
+		}
+		if (earlier)
+		{
+			found[i] = 1;
+			continue;
+		}
+		{
+			char		key[16];
+			const char *k;
+
+			bson_uint32_to_string((uint32_t) nids, &k, key, sizeof(key));
+			bson_append_iter(&list, k, -1, &id);
+		}
+		nids++;
+	}
+	bson_append_array_end(&in, &list);
+	bson_append_document_end(&filter, &in);
+	if (nids == 0)
+	{
+		bson_destroy(&filter);
+		free(found);
+		return 0;
+	}
+	if (primary == NULL)
+		primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
+	BSON_APPEND_DOCUMENT_BEGIN(&opts, "projection", &proj);
+	BSON_APPEND_INT32(&proj, "_id", 1);
+	bson_append_document_end(&opts, &proj);
+	coll = mongoc_client_get_collection(A.client, target_db(A.ops[idx[0]].ev.db), A.ops[idx[0]].ev.coll);
+again:
+	cur = mongoc_collection_find_with_opts(coll, &filter, &opts, primary);
+	while (mongoc_cursor_next(cur, &doc))
+	{
+		bson_iter_t got;
+
+		if (!bson_iter_init_find(&got, doc, "_id"))
+			continue;
+		for (int i = 0; i < n; i++)
+		{
+			bson_iter_t id;
+
+			if (!found[i] && A.ops[idx[i]].ev.kind == APPLY_UPDATE &&
+				bson_iter_init_find(&id, A.ops[idx[i]].ev.selector, "_id") && same_id(&id, &got))
+				found[i] = 1;
+		}
+	}
+	if (mongoc_cursor_error_document(cur, &e, &reply))
+	{
+		int			t = transient(&e, reply);
+
+		mongoc_cursor_destroy(cur);
+		/* those found before the failure are there: only the rest matter */
+		if (t && retry_wait(&backoff, &e) == 0)
+			goto again;
+		if (!t)
+			fail("MongoDB: could not look up the documents of the updates of %s.%s: %s",
+				 target_db(A.ops[idx[0]].ev.db), A.ops[idx[0]].ev.coll, e.message);
+		rc = -1;
+	}
+	else
+	{
+		mongoc_cursor_destroy(cur);
+		retry_over(&backoff);
+	}
+	mongoc_collection_destroy(coll);
+	bson_destroy(&filter);
+	bson_destroy(&opts);
+	for (int i = 0; i < n && rc == 0; i++)
+	{
+		Op		   *op = &A.ops[idx[i]];
+		bson_iter_t id;
+
+		if (op->ev.kind == APPLY_UPDATE && !found[i] && op->replay &&
+			bson_iter_init_find(&id, op->ev.selector, "_id") &&
+			later_change(op->ev.coll, &id, op->ev.token) == 1)
+			continue;
+		if (op->ev.kind == APPLY_UPDATE && !found[i])
+		{
+			snprintf(op->ev.problem, sizeof(op->ev.problem), "the document to update is not in the "
+					 "target (the event carries only the changed columns, so it cannot be made "
+					 "from them)");
+			op->ev.kind = APPLY_REFUSED;
+		}
+	}
+	free(found);
+	return rc;
 }
 
 /* Apply the batch: each collection's writes, then the position of its last event */
@@ -753,7 +1566,12 @@ flush_batch(int store)
 	const Op   *last;
 
 	if (A.nops == 0)
+	{
+		/* the batches were applied as they filled: the position of the last, at a segment's end */
+		if (store && A.nmoved == 0 && A.flushed[0] && strcmp(A.flushed, A.applied) > 0)
+			return store_progress(A.flushed, NULL, A.flushed_wall_ms, NULL);
 		return 0;
+	}
 	idx = malloc(sizeof(int) * A.nops);
 	done = calloc(A.nops, 1);
 	if (idx == NULL || done == NULL)
@@ -776,15 +1594,23 @@ flush_batch(int store)
 				idx[n++] = j;
 				done[j] = 1;
 			}
-		rc = apply_collection(idx, n);
+		rc = check_update_targets(idx, n);
+		if (rc == 0)
+			rc = apply_collection(idx, n);
 	}
 	free(idx);
 	free(done);
 	last = &A.ops[A.nops - 1];
-	if (rc == 0 && (store || now_seconds() - A.stored_at >= PROGRESS_EVERY))
+	/* the replay over: before its position is stored, nothing may be left moved aside */
+	if (rc == 0 && A.nmoved && strcmp(last->ev.token, A.replay_end) >= 0)
+		rc = check_moved();
+	/* no position stored while values are moved aside: a stop then replays from before them */
+	if (rc == 0 && A.nmoved == 0 && (store || now_seconds() - A.stored_at >= PROGRESS_EVERY))
 		rc = store_progress(last->ev.token, NULL, last->ev.wall_ms, NULL);
 	if (rc == 0)
 	{
+		snprintf(A.flushed, sizeof(A.flushed), "%s", last->ev.token);
+		A.flushed_wall_ms = last->ev.wall_ms;
 		pthread_mutex_lock(&A.lock);
 		A.stats.events += A.nops;
 		snprintf(A.stats.token, sizeof(A.stats.token), "%s", last->ev.token);
@@ -826,7 +1652,10 @@ static int
 find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found)
 {
 	double		backoff = 0;
+	static mongoc_read_prefs_t *primary;
 
+	if (primary == NULL)
+		primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
 	*found = NULL;
 	for (;;)
 	{
@@ -838,7 +1667,8 @@ find_one(const char *db, const char *collname, const bson_t *filter, bson_t **fo
 		const bson_t *reply = NULL;
 
 		BSON_APPEND_INT64(&opts, "limit", 1);
-		cur = mongoc_collection_find_with_opts(coll, filter, &opts, NULL);
+		/* from the primary, whatever the URI's readPreference: a secondary may lag behind our writes */
+		cur = mongoc_collection_find_with_opts(coll, filter, &opts, primary);
 		if (mongoc_cursor_next(cur, &doc))
 			*found = bson_copy(doc);
 		if (mongoc_cursor_error_document(cur, &e, &reply))
@@ -938,20 +1768,28 @@ apply_key_change(Op *del, Op *ins)
 		if (find_one(db, ins->ev.coll, del->ev.selector, &old) != 0)
 			return -1;
 		missing = event_key_change_document(ins->ev.doc, ins->ev.unchanged, old, &newdoc);
+		if (old)
+			bson_destroy(old);
 		if (missing)
 		{
 			char	   *id = id_json(del->ev.selector);
 
-			fprintf(stderr, "pg_bsonstream: warning: the key change from _id %s in %s.%s found "
-					"no old document to take %d unchanged field(s) from (event %s): the target "
-					"lacked it\n", id, db, ins->ev.coll, missing, ins->ev.token);
+			/*
+			 * The new document would lack what PostgreSQL kept: refused, not
+			 * written short.  Never a replay's doing: a run that deleted the
+			 * old document had stored the stash first.
+			 */
+			snprintf(ins->ev.problem, sizeof(ins->ev.problem), "the key change from _id %s found no "
+					 "old document in the target to take its %d unchanged (TOASTed) field%s from: "
+					 "the new document would lack %s", id, missing, missing == 1 ? "" : "s",
+					 missing == 1 ? "it" : "them");
 			bson_free(id);
+			ins->ev.kind = APPLY_REFUSED;
 		}
-		if (old)
-			bson_destroy(old);
 		sa.id = stash_id;
 		sa.doc = &newdoc;
-		if (progress_command("store a key change", build_stash, &sa) != 0)
+		if (ins->ev.kind != APPLY_REFUSED &&
+			progress_command("store a key change", build_stash, &sa) != 0)
 		{
 			bson_destroy(&newdoc);
 			return -1;
@@ -961,6 +1799,24 @@ apply_key_change(Op *del, Op *ins)
 		bson_destroy(stash);
 	bson_destroy(ins->ev.doc);
 	ins->ev.doc = bson_copy(&newdoc);
+	{
+		/* a refusal of it writes what was refused: the merged document, not the event's part */
+		bson_t	   *merged = event_with_document(ins->event, ins->event_len, &newdoc);
+
+		if (merged)
+		{
+			uint8_t    *bytes = malloc(merged->len);
+
+			if (bytes)
+			{
+				memcpy(bytes, bson_get_data(merged), merged->len);
+				free(ins->event);
+				ins->event = bytes;
+				ins->event_len = merged->len;
+			}
+			bson_destroy(merged);
+		}
+	}
 	bson_destroy(&newdoc);
 	{
 		int			idx[2] = {0, 1};
@@ -1003,7 +1859,7 @@ static int
 take_event(const uint8_t *data, uint32_t len)
 {
 	Op			op;
-	char		err[300];
+	char		err[1200];
 
 	memset(&op, 0, sizeof(op));
 	if (event_apply_read(data, len, &op.ev, err, sizeof(err)) != 0)
@@ -1021,6 +1877,14 @@ take_event(const uint8_t *data, uint32_t len)
 	}
 	memcpy(op.event, data, len);
 	op.event_len = len;
+	op.replay = A.replay_until[0] && strncmp(op.ev.token, A.replay_until, RESUME_TOKEN_LEN) <= 0;
+	/* a table made while streaming, under a name MongoDB refuses: by the policy */
+	if (op.ev.kind != APPLY_NOTHING && op.ev.kind != APPLY_REFUSED &&
+		apply_check_name(op.ev.db, op.ev.coll, err, sizeof(err)) != 0)
+	{
+		snprintf(op.ev.problem, sizeof(op.ev.problem), "%.*s", (int) strcspn(err, "\n"), err);
+		op.ev.kind = APPLY_REFUSED;
+	}
 	if (op.ev.kind == APPLY_KEY_CHANGE_INSERT)
 	{
 		if (A.has_held && strcmp(A.held.ev.coll, op.ev.coll) == 0 &&
@@ -1276,6 +2140,21 @@ apply_segment(const char *name)
 			r = -2;
 			break;
 		}
+		if (A.stop == 1)
+		{
+			r = -2;
+			break;
+		}
+	}
+	if (A.stop == 1 && !apply_failed(NULL, 0))
+	{
+		/*
+		 * A signal: the batches applied so far keep their position, the
+		 * rest of the segment (a transaction may be long) comes again.
+		 */
+		if (A.flushed[0] && strcmp(A.flushed, A.applied) > 0)
+			(void) store_progress(A.flushed, NULL, A.flushed_wall_ms, NULL);
+		r = -2;
 	}
 	if (r == -1)
 		fail("segment \"%s\" is damaged (a document cut short)", path);
@@ -1337,6 +2216,23 @@ collection_empty(const char *db, const char *coll)
 	return doc == NULL;
 }
 
+/* A document of the first copy that cannot be written: stop, or dead-letter it */
+static int
+copy_refused(const char *db, const char *collname, const bson_t *doc, int code, const char *message)
+{
+	char	   *id;
+
+	if (A.o.dead_letter)
+		return dead_letter(db, collname, doc, NULL, bson_get_data(doc), doc->len, "document",
+						   code, message);
+	id = id_json(doc);
+	fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
+		 "hint: Fix the cause, or give --dead-letter=FILE to write such documents there and go on.",
+		 id, db, collname, message);
+	bson_free(id);
+	return -1;
+}
+
 /* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
 static int
 insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, int resuming)
@@ -1357,7 +2253,18 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 		BSON_APPEND_BOOL(&opts, "ordered", false);
 		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 		for (int i = 0; i < n; i++)
-			mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e);
+			if (!mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e))
+			{
+				/* refused by the driver (a key it does not take): by the policy, the rest as they are */
+				mongoc_bulk_operation_destroy(bulk);
+				mongoc_collection_destroy(coll);
+				bson_destroy(&opts);
+				if (i > 0 && insert_copy_batch(db, collname, docs, i, resuming) != 0)
+					return -1;
+				if (copy_refused(db, collname, docs[i], (int) e.code, e.message) != 0)
+					return -1;
+				return i + 1 < n ? insert_copy_batch(db, collname, docs + i + 1, n - i - 1, resuming) : 0;
+			}
 		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
 		mongoc_bulk_operation_destroy(bulk);
 		mongoc_collection_destroy(coll);
@@ -1399,23 +2306,11 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 						continue;
 					if (index < 0 || index >= n)
 						index = 0;
-					if (A.o.dead_letter)
 					{
 						char		m[1100];
 
 						snprintf(m, sizeof(m), "%s (code %d)", msg, code);
-						rc = dead_letter(db, collname, docs[index], NULL, bson_get_data(docs[index]),
-										 docs[index]->len, "document", code, m);
-					}
-					else
-					{
-						char	   *id = id_json(docs[index]);
-
-						fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s "
-							 "(code %d)\nhint: Fix the cause, or give --dead-letter=FILE to write "
-							 "such documents there and go on.", id, db, collname, msg, code);
-						bson_free(id);
-						rc = -1;
+						rc = copy_refused(db, collname, docs[index], code, m);
 					}
 				}
 			}
@@ -1434,20 +2329,7 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 				if (lost_here >= 2)
 				{
 					if (n == 1)
-					{
-						if (A.o.dead_letter)
-							return dead_letter(db, collname, docs[0], NULL, bson_get_data(docs[0]),
-											   docs[0]->len, "document", 0, LOST_AT_WRITE);
-						{
-							char	   *id = id_json(docs[0]);
-
-							fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
-								 "hint: Fix the cause, or give --dead-letter=FILE to write such "
-								 "documents there and go on.", id, db, collname, LOST_AT_WRITE);
-							bson_free(id);
-						}
-						return -1;
-					}
+						return copy_refused(db, collname, docs[0], 0, LOST_AT_WRITE);
 					for (int i = 0; i < n; i++)
 						if (insert_copy_batch(db, collname, &docs[i], 1, 1) != 0)
 							return -1;
@@ -1462,20 +2344,7 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 			{
 				/* the driver refused one document (too large): each on its own */
 				if (n == 1)
-				{
-					if (A.o.dead_letter)
-						return dead_letter(db, collname, docs[0], NULL, bson_get_data(docs[0]),
-										   docs[0]->len, "document", (int) e.code, e.message);
-					{
-						char	   *id = id_json(docs[0]);
-
-						fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
-							 "hint: Fix the cause, or give --dead-letter=FILE to write such "
-							 "documents there and go on.", id, db, collname, e.message);
-						bson_free(id);
-					}
-					return -1;
-				}
+					return copy_refused(db, collname, docs[0], (int) e.code, e.message);
 				for (int i = 0; i < n; i++)
 					if (insert_copy_batch(db, collname, &docs[i], 1, resuming) != 0)
 						return -1;
@@ -1523,8 +2392,12 @@ load_collection_documents(const char *db, const char *coll, const char *path, in
 			n = 0;
 			bytes = 0;
 		}
-		if (A.stop == 1)
+		if (A.stop == 1 && rc == 0)
+		{
+			fprintf(stderr, "pg_bsonstream: stopped while loading the first copy into MongoDB "
+					"(%s.%s): the next run goes on with it\n", db, coll);
 			rc = -1;
+		}
 	}
 	if (rc == 0 && r == -1)
 	{
@@ -1759,6 +2632,15 @@ load_initial(void)
 	}
 	if (list_copy(&cs, &n) != 0)
 		return -1;
+	if (n == 0 && resuming)
+	{
+		/* the changes would be applied on top of a copy loaded in part */
+		fail("the first copy was being loaded into MongoDB, and \"%s/initial\" is gone: the "
+			 "rest of it cannot be loaded\nhint: Start again: drop the target's collections and "
+			 "the progress document of slot \"%s\", drop the slot, remove \"%s\", and run with "
+			 "--create-slot --initial-copy.", A.o.dir, A.o.slot, A.o.dir);
+		return -1;
+	}
 	if (n == 0)
 		return 0;
 	if (!resuming)
@@ -1808,6 +2690,8 @@ load_initial(void)
 	return rc;
 }
 
+static int	target_read(char *err, size_t errsize);
+
 static void *
 applier_main(void *arg)
 {
@@ -1816,6 +2700,18 @@ applier_main(void *arg)
 	(void) arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (A.deferred)
+	{
+		char		err[2048];
+
+		/* find_one waits for the server; a stop ends the wait */
+		if (target_read(err, sizeof(err)) != 0)
+		{
+			if (A.stop != 1)
+				fail("%s", err);
+			return NULL;
+		}
+	}
 	if (load_initial() != 0)
 		return NULL;
 	for (;;)
@@ -1834,7 +2730,8 @@ applier_main(void *arg)
 		any = names[0] != NULL;
 		for (int i = 0; names[i] && A.stop != 1; i++)
 		{
-			if (apply_segment(names[i]) != 0)
+			/* the name's second half: the segment's last token */
+			if (store_intent(names[i] + RESUME_TOKEN_LEN + 1) != 0 || apply_segment(names[i]) != 0)
 			{
 				free_names(names);
 				return NULL;
@@ -1853,6 +2750,147 @@ applier_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The password of --to-password-file: its first line.  Like libpq's
+ * .pgpass, a file that others may read is refused: it would not be secret.
+ */
+static int
+read_password_file(const char *path, char *pw, size_t pwsize, char *err, size_t errsize)
+{
+	struct stat sb;
+	int			fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t		n;
+
+	if (fd < 0 || fstat(fd, &sb) != 0)
+	{
+		snprintf(err, errsize, "could not read --to-password-file \"%s\": %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode) || (sb.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+	{
+		snprintf(err, errsize, "--to-password-file \"%s\" %s\nhint: Make it a file only its "
+				 "owner can read: chmod 0600 \"%s\".", path,
+				 S_ISREG(sb.st_mode) ? "has group or world access" : "is not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, pw, pwsize - 1);
+	close(fd);
+	if (n < 0)
+	{
+		snprintf(err, errsize, "could not read --to-password-file \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	pw[n] = '\0';
+	pw[strcspn(pw, "\r\n")] = '\0';
+	if (pw[0] == '\0')
+	{
+		snprintf(err, errsize, "--to-password-file \"%s\" is empty: its first line is the password", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * What the applier needs of the target before it writes: the server's
+ * limits and the progress document (-1, err set, if it cannot be used).
+ */
+static int
+target_read(char *err, size_t errsize)
+{
+	const ApplyOptions *o = &A.o;
+	bson_t		reply;
+	bson_error_t e;
+	bson_t	   *progress = NULL;
+	bson_t		filter = BSON_INITIALIZER;
+	bson_iter_t it;
+	uint64_t	bytes;
+	char	  **names;
+
+	BSON_APPEND_UTF8(&filter, "_id", o->slot);
+	if (find_one(A.progress_db, o->progress_coll, &filter, &progress) != 0)
+	{
+		bson_destroy(&filter);
+		snprintf(err, errsize, "%s", A.errmsg);
+		return -1;
+	}
+	bson_destroy(&filter);
+	if (progress && o->creating_slot)
+	{
+		/* the slot is new: its stream starts now, whatever the old one applied */
+		fprintf(stderr, "pg_bsonstream: the progress document of slot \"%s\" in %s.%s is from an "
+				"earlier slot of that name: this slot starts afresh (the first copy and the "
+				"changes are applied again)\n", o->slot, A.progress_db, o->progress_coll);
+		A.fresh = 1;
+		bson_destroy(progress);
+		progress = NULL;
+	}
+	if (progress && bson_iter_init_find(&it, progress, "systemIdentifier") &&
+		BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), o->system_id) != 0)
+	{
+		snprintf(err, errsize, "the progress document of slot \"%s\" in %s.%s belongs to another "
+				 "PostgreSQL cluster (system identifier %s; this one is %s): its position means "
+				 "nothing here\nhint: Give another --progress-collection or another database in "
+				 "the URI, or drop that document if its cluster is gone.", o->slot, A.progress_db,
+				 o->progress_coll, bson_iter_utf8(&it, NULL), o->system_id);
+		bson_destroy(progress);
+		return -1;
+	}
+	if (progress)
+	{
+		if (bson_iter_init_find(&it, progress, "token") && BSON_ITER_HOLDS_UTF8(&it))
+			snprintf(A.applied, sizeof(A.applied), "%s", bson_iter_utf8(&it, NULL));
+		if (bson_iter_init_find(&it, progress, "initial") && BSON_ITER_HOLDS_UTF8(&it))
+			snprintf(A.initial, sizeof(A.initial), "%s", bson_iter_utf8(&it, NULL));
+		if (bson_iter_init_find(&it, progress, "replayUntil") && BSON_ITER_HOLDS_UTF8(&it))
+		{
+			snprintf(A.replay_until, sizeof(A.replay_until), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(A.intent, sizeof(A.intent), "%s", A.replay_until);
+			snprintf(A.replay_end, sizeof(A.replay_end), "%s", A.replay_until);
+		}
+		bson_destroy(progress);
+	}
+	{
+		bson_t		hello = BSON_INITIALIZER;
+
+		A.max_bson_size = 16 * 1024 * 1024;
+		BSON_APPEND_INT32(&hello, "hello", 1);
+		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
+			bson_iter_init_find(&it, &reply, "maxBsonObjectSize"))
+			A.max_bson_size = (int32_t) bson_iter_as_int64(&it);
+		bson_destroy(&reply);
+		bson_destroy(&hello);
+
+		/*
+		 * FerretDB (1.x) never answers an update or delete command of 100
+		 * statements or more: the batch stays as large, its writes sent
+		 * 99 to a command.
+		 */
+		bson_init(&hello);
+		BSON_APPEND_INT32(&hello, "buildInfo", 1);
+		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
+			bson_iter_init_find(&it, &reply, "ferretdbVersion") && BSON_ITER_HOLDS_UTF8(&it))
+		{
+			A.max_writes = 99;
+			A.ferretdb = 1;
+			fprintf(stderr, "pg_bsonstream: the server is FerretDB %s: at most %d writes a command "
+					"(it does not answer larger update commands)\n", bson_iter_utf8(&it, NULL),
+					A.max_writes);
+		}
+		bson_destroy(&reply);
+		bson_destroy(&hello);
+	}
+	if (!A.deferred)
+	{
+		names = pending_segments(&bytes);
+		free_names(names);
+		A.start_bytes = bytes;
+	}
+	return 0;
+}
+
 int
 apply_open(const ApplyOptions *o, char *err, size_t errsize)
 {
@@ -1861,19 +2899,42 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 	bson_t		ping = BSON_INITIALIZER;
 	bson_t		reply;
 	const mongoc_write_concern_t *wc;
-	bson_t	   *progress = NULL;
-	bson_t		filter = BSON_INITIALIZER;
-	bson_iter_t it;
-	uint64_t	bytes;
-	char	  **names;
+	char		shown[4096];
 
 	A.o = *o;
 	mongoc_init();
+	apply_mask_uri(o->uri, shown, sizeof(shown));
 	uri = mongoc_uri_new_with_error(o->uri, &e);
 	if (uri == NULL)
 	{
-		snprintf(err, errsize, "invalid --to \"%s\": %s", o->uri, e.message);
+		snprintf(err, errsize, "invalid --to \"%s\": %s", shown, e.message);
 		return -2;
+	}
+	if (o->password_file)
+	{
+		char		pw[1024];
+
+		if (mongoc_uri_get_username(uri) == NULL)
+		{
+			mongoc_uri_destroy(uri);
+			snprintf(err, errsize, "--to-password-file needs a user name in the URI "
+					 "(mongodb://user@host/db)");
+			return -2;
+		}
+		if (mongoc_uri_get_password(uri) != NULL)
+		{
+			mongoc_uri_destroy(uri);
+			snprintf(err, errsize, "--to \"%s\" has a password and --to-password-file gives "
+					 "one: give it in one place", shown);
+			return -2;
+		}
+		if (read_password_file(o->password_file, pw, sizeof(pw), err, errsize) != 0)
+		{
+			mongoc_uri_destroy(uri);
+			return -2;
+		}
+		mongoc_uri_set_password(uri, pw);
+		explicit_bzero(pw, sizeof(pw));
 	}
 	if (mongoc_uri_get_database(uri))
 		A.uri_db = strdup(mongoc_uri_get_database(uri));
@@ -1895,7 +2956,7 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 	mongoc_uri_destroy(uri);
 	if (A.client == NULL)
 	{
-		snprintf(err, errsize, "could not use --to \"%s\" (the MongoDB C driver refused it)", o->uri);
+		snprintf(err, errsize, "could not use --to \"%s\" (the MongoDB C driver refused it)", shown);
 		return -2;
 	}
 	mongoc_client_set_error_api(A.client, MONGOC_ERROR_API_VERSION_2);
@@ -1904,6 +2965,23 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 	if (!mongoc_client_command_simple(A.client, "admin", &ping, NULL, &reply, &e))
 	{
 		bson_destroy(&ping);
+		if (!o->creating_slot && transient(&e, &reply) && !strstr(e.message, "TLS") &&
+			!strstr(e.message, "certificate"))
+		{
+			/*
+			 * A restart: the slot exists and holds the primary's WAL until
+			 * the stream confirms it, so the stream goes on into DIR/changes
+			 * and the applier reads the target once it answers.
+			 */
+			bson_destroy(&reply);
+			fprintf(stderr, "pg_bsonstream: MongoDB cannot be reached (%s): the stream goes on "
+					"into \"%s/changes\", applied once MongoDB answers\n", e.message, o->dir);
+			set_state("MongoDB unreachable (%s): retrying", e.message);
+			A.deferred = 1;
+			/* the position applied is not known yet: every segment counts against --max-buffer */
+			free_names(pending_segments(&A.start_bytes));
+			return 0;
+		}
 		bson_destroy(&reply);
 		snprintf(err, errsize, "could not reach MongoDB at --to: %s\nhint: %s", e.message,
 				 e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ?
@@ -1917,37 +2995,7 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 	}
 	bson_destroy(&ping);
 	bson_destroy(&reply);
-	{
-		bson_t		hello = BSON_INITIALIZER;
-
-		A.max_bson_size = 16 * 1024 * 1024;
-		BSON_APPEND_INT32(&hello, "hello", 1);
-		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
-			bson_iter_init_find(&it, &reply, "maxBsonObjectSize"))
-			A.max_bson_size = (int32_t) bson_iter_as_int64(&it);
-		bson_destroy(&reply);
-		bson_destroy(&hello);
-	}
-	BSON_APPEND_UTF8(&filter, "_id", o->slot);
-	if (find_one(A.progress_db, o->progress_coll, &filter, &progress) != 0)
-	{
-		bson_destroy(&filter);
-		snprintf(err, errsize, "%s", A.errmsg);
-		return -1;
-	}
-	bson_destroy(&filter);
-	if (progress)
-	{
-		if (bson_iter_init_find(&it, progress, "token") && BSON_ITER_HOLDS_UTF8(&it))
-			snprintf(A.applied, sizeof(A.applied), "%s", bson_iter_utf8(&it, NULL));
-		if (bson_iter_init_find(&it, progress, "initial") && BSON_ITER_HOLDS_UTF8(&it))
-			snprintf(A.initial, sizeof(A.initial), "%s", bson_iter_utf8(&it, NULL));
-		bson_destroy(progress);
-	}
-	names = pending_segments(&bytes);
-	free_names(names);
-	A.start_bytes = bytes;
-	return 0;
+	return target_read(err, errsize);
 }
 
 int
@@ -1971,7 +3019,7 @@ apply_failed(char *err, size_t errsize)
 
 	pthread_mutex_lock(&A.lock);
 	f = A.failed;
-	if (f)
+	if (f && err)
 		snprintf(err, errsize, "%s", A.errmsg);
 	pthread_mutex_unlock(&A.lock);
 	return f;
@@ -1985,15 +3033,32 @@ apply_stats(ApplyStats *s)
 	pthread_mutex_unlock(&A.lock);
 }
 
-int
-apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, size_t errsize)
+uint64_t
+apply_held_bytes(uint64_t written_bytes)
 {
 	uint64_t	applied = A.applied_bytes;
 	uint64_t	held = A.start_bytes + written_bytes;
 
-	held = held > applied ? held - applied : 0;
+	return held > applied ? held - applied : 0;
+}
+
+int
+apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, size_t errsize)
+{
+	uint64_t	held = apply_held_bytes(written_bytes);
+
 	if (A.o.max_buffer == 0 || held + more <= A.o.max_buffer)
 		return 0;
+	if (more > A.o.max_buffer)
+	{
+		/* the open segment alone: however fast MongoDB is, it can never be held */
+		snprintf(err, errsize, "the segment being received, %llu bytes of whole transactions so "
+				 "far, does not fit in --max-buffer (%llu bytes), whatever MongoDB applies\nhint: "
+				 "Give a --max-buffer larger than --segment-size plus the largest transaction; "
+				 "nothing was lost: the slot keeps it.", (unsigned long long) more,
+				 (unsigned long long) A.o.max_buffer);
+		return 1;
+	}
 	snprintf(err, errsize, "the changes not yet applied into MongoDB would exceed --max-buffer "
 			 "(%llu bytes in %s/changes)\nhint: MongoDB is behind or unreachable (see the "
 			 "messages above); nothing was lost: the slot keeps the rest. Run again once it "
@@ -2007,8 +3072,39 @@ apply_stop(int drain, char *err, size_t errsize)
 {
 	if (A.started)
 	{
+		double		waited = 0;
+
 		A.stop = drain ? 2 : 1;
-		pthread_join(A.thread, NULL);
+		for (;;)
+		{
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000)
+			{
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(A.thread, NULL, &ts) == 0)
+				break;
+			/* a signal during a drain (--endpos): stop as for a signal */
+			if (A.stop == 2 && interrupted)
+				A.stop = 1;
+			if (A.stop == 1 && (waited += 0.1) >= STOP_WAIT)
+			{
+				/*
+				 * A write the server has not answered (down, or a command that
+				 * runs long): its position is not stored, so the next run
+				 * writes it again.  The thread ends with the process.
+				 */
+				fprintf(stderr, "pg_bsonstream: MongoDB has not answered the write in progress "
+						"for %.0f s: stopped without it (the next run applies it again)\n",
+						(double) STOP_WAIT);
+				A.started = 0;
+				return apply_failed(err, errsize) ? -1 : 0;
+			}
+		}
 		A.started = 0;
 	}
 	if (A.dead_fd >= 0)

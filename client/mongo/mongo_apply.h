@@ -36,8 +36,12 @@
 typedef struct ApplyOptions
 {
 	const char *uri;			/* the MongoDB connection string */
+	const char *password_file;	/* the password of the URI's user, or NULL */
 	const char *dir;			/* DIR: DIR/changes, DIR/initial */
 	const char *slot;			/* the progress document's _id */
+	const char *system_id;		/* the PostgreSQL cluster's system identifier */
+	int			creating_slot;	/* this run makes the slot: a progress document
+								 * of that name is from an earlier slot */
 	const char *default_db;		/* the progress collection's database when
 								 * the URI names none (the events' ns.db
 								 * then names each event's) */
@@ -66,6 +70,15 @@ typedef struct ApplyStats
  */
 extern void apply_process_init(char **argv);
 
+/*
+ * The connection string with its password, if it has one, as "****": what
+ * messages and the process's arguments show.
+ */
+extern void apply_mask_uri(const char *uri, char *out, size_t outsize);
+
+/* Where the URI's password is: 1 with its offset and length, 0 if none. */
+extern int	apply_uri_password(const char *uri, size_t *start, size_t *len);
+
 /* Built without the MongoDB C driver: --to is refused. */
 extern int	apply_available(void);
 
@@ -75,6 +88,15 @@ extern int	apply_available(void);
  */
 extern int	apply_open(const ApplyOptions *o, char *err, size_t errsize);
 
+/* Why MongoDB refuses db.coll as a name, or NULL. */
+extern const char *apply_name_problem(const char *db, const char *coll);
+
+/*
+ * Can the collection coll of the events' database db (the URI's database
+ * when it names one) be written?  -1 with err set if not.
+ */
+extern int	apply_check_name(const char *db, const char *coll, char *err, size_t errsize);
+
 /* Start the applier thread: the first copy if not loaded, then the segments. */
 extern int	apply_start(char *err, size_t errsize);
 
@@ -82,6 +104,9 @@ extern int	apply_start(char *err, size_t errsize);
 extern int	apply_failed(char *err, size_t errsize);
 
 extern void apply_stats(ApplyStats *s);
+
+/* Bytes of segments not yet applied, with written_bytes written by this run */
+extern uint64_t apply_held_bytes(uint64_t written_bytes);
 
 /*
  * Would 'more' bytes of events exceed --max-buffer, with open_bytes in the

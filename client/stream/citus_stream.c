@@ -398,7 +398,7 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 	c.maps = worker_hosts;
 	c.nmaps = nworker_hosts;
 	c.dir = dir;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		die("could not create directory \"%s\": %s", dir, strerror(errno));
 	if (read_nodes(&c, &added, err, sizeof(err)) != 0)
 		die("%s", err);

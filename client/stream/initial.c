@@ -109,7 +109,7 @@ initial_begin(const char *dir, const char *slot, int sync, char *err, size_t err
 	size_t		len = strlen(slot);
 
 	snprintf(idir, sizeof(idir), "%s/initial", dir);
-	if (mkdir(idir, 0777) == 0)
+	if (mkdir(idir, 0700) == 0)
 	{
 		if (sync)
 			(void) sync_dir(dir);
@@ -122,7 +122,7 @@ initial_begin(const char *dir, const char *slot, int sync, char *err, size_t err
 
 	/* made with O_EXCL: one copy at a time, and the marker is ours to remove */
 	snprintf(path, sizeof(path), "%s/" INITIAL_MARKER, idir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST)
 	{
 		if (read_marker(idir, other, sizeof(other)) == 0)

@@ -83,6 +83,7 @@ typedef struct Options
 								 * --full-document-before-change */
 	/* --to: applied into MongoDB (mongo_apply.h) */
 	const char *to;
+	const char *to_password_file;
 	const char *progress_collection;
 	const char *dead_letter;
 	uint64_t	max_buffer;
@@ -148,6 +149,7 @@ typedef struct State
 	int			progressed;
 	Lsn			keepalive_high;
 	double		status_written;	/* DIR/status.json, last written */
+	const char *phase;			/* its "state": streaming, reconnecting, exited */
 
 	/*
 	 * A transaction is in progress: messages received since the last commit
@@ -207,6 +209,9 @@ usage(FILE *f)
 			"                             (mongodb://host/db; without a database, each\n"
 			"                             event's ns.db), from the segments of DIR, which\n"
 			"                             are removed once applied\n"
+			"      --to-password-file=FILE  the password of the URI's user, from the first\n"
+			"                             line of FILE (readable by its owner only), not\n"
+			"                             on the command line\n"
 			"      --progress-collection=NAME  where the position applied is kept, in the\n"
 			"                             target database (default bson_out_progress)\n"
 			"      --dead-letter=FILE     append the changes MongoDB refuses to FILE (BSON)\n"
@@ -235,6 +240,24 @@ usage(FILE *f)
 static const char *const default_progress_collection = "bson_out_progress";
 static const uint64_t default_max_buffer = (uint64_t) 16 * 1024 * 1024 * 1024;
 static const int default_batch_size = 1000;
+
+/*
+ * A password in --to: ps shows its bytes as stars from now on (the URI
+ * itself was copied), the arguments rewritten in place.
+ */
+static void
+hide_password(char *arg)
+{
+	size_t		start;
+	size_t		len;
+
+	if (!apply_uri_password(arg, &start, &len) || len == 0)
+		return;
+	opt.to = strdup(arg);
+	if (opt.to == NULL)
+		die("out of memory");
+	memset(arg + start, '*', len);
+}
 
 static void
 parse_options(int argc, char **argv)
@@ -268,6 +291,7 @@ parse_options(int argc, char **argv)
 		{"max-buffer", required_argument, NULL, 17},
 		{"keep-applied", no_argument, NULL, 18},
 		{"batch-size", required_argument, NULL, 19},
+		{"to-password-file", required_argument, NULL, 20},
 		DB_LOCK_WAIT_LONGOPT,
 		{NULL, 0, NULL, 0}
 	};
@@ -317,6 +341,13 @@ parse_options(int argc, char **argv)
 				break;
 			case 14:
 				opt.to = optarg;
+				hide_password(optarg);
+				break;
+			case 20:
+				if (optarg[0] == '\0')
+					die_usage("--to-password-file takes a file name");
+				opt.to_password_file = optarg;
+				apply_option = "--to-password-file";
 				break;
 			case 15:
 				if (optarg[0] == '\0' || optarg[0] == '$' || strchr(optarg, '\0') - optarg > 200)
@@ -412,8 +443,8 @@ parse_options(int argc, char **argv)
 		die_usage("--to cannot be used with --citus yet: the nodes' streams would be applied "
 				  "each on its own, not merged by their commit times");
 	if (!opt.to && apply_option)
-		die_usage("%s is for --to (as are --progress-collection, --dead-letter, --max-buffer, "
-				  "--keep-applied and --batch-size)", apply_option);
+		die_usage("%s is for --to (as are --to-password-file, --progress-collection, "
+				  "--dead-letter, --max-buffer, --keep-applied and --batch-size)", apply_option);
 	if (opt.to && !apply_available())
 		die_usage("--to is not available: this pg_bsonstream was built without the MongoDB C "
 				  "driver (libmongoc)");
@@ -459,7 +490,7 @@ note_made_dir(const char *path)
 static void
 make_dir(const char *path)
 {
-	if (mkdir(path, 0777) == 0)
+	if (mkdir(path, 0700) == 0)
 		note_made_dir(path);
 	else if (errno != EEXIST)
 		die("could not create directory \"%s\": %s", path, strerror(errno));
@@ -598,6 +629,7 @@ write_status(State *st, double elapsed, double lag_secs)
 
 	memset(&s, 0, sizeof(s));
 	s.slot = opt.slot;
+	s.phase = st->phase ? st->phase : "streaming";
 	s.events = segment_events_received(&st->seg);
 	s.bytes = st->seg.bytes;
 	s.segments = st->seg.segments;
@@ -614,7 +646,8 @@ write_status(State *st, double elapsed, double lag_secs)
 		s.refused = a.refused;
 		s.token = a.token;
 		s.wall_ms = a.wall_ms;
-		s.buffer_bytes = a.buffer_bytes;
+		/* counted here, not by the applier, which may be waiting for a write */
+		s.buffer_bytes = apply_held_bytes(st->seg.bytes);
 		s.caught_up = a.caught_up;
 		s.apply_lag_seconds = a.caught_up || a.wall_ms == 0 ? 0.0 :
 			wall_seconds() - a.wall_ms / 1000.0;
@@ -999,6 +1032,37 @@ copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
 	return initial_copy(&t->conn, snapshot, t->dir, &o, stats, err, errsize);
 }
 
+static int
+check_name(const char *db, const char *coll, void *arg)
+{
+	char	   *err = arg;
+
+	return apply_check_name(db, coll, err, 4096);
+}
+
+/*
+ * Before the slot is made: every collection the tables selected become
+ * can be named in MongoDB (a name it refuses would stop every run later).
+ */
+static void
+check_names(const StreamTarget *t)
+{
+	ConnOpts	plain = t->conn;
+	DumpOptions o;
+	PGconn	   *conn;
+	char		err[4096];
+
+	plain.replication = NULL;
+	memset(&o, 0, sizeof(o));
+	o.sel = &opt.sel;
+	o.node_rows = 1;
+	if ((conn = db_connect(&plain, err, sizeof(err))) == NULL)
+		die("%s", err);
+	if (dump_names(conn, &o, check_name, err, err, sizeof(err)) != 0)
+		die("%s", err);
+	PQfinish(conn);
+}
+
 /* 0 once the slot is dropped */
 static int
 drop_slot(PGconn *conn)
@@ -1114,9 +1178,19 @@ stream_server(const StreamTarget *t)
 	{
 		ApplyOptions ao;
 		int			rc;
+		PGresult   *res;
+		static char system_id[32];
 
+		res = PQexec(conn, "IDENTIFY_SYSTEM");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+			die("could not identify the server (IDENTIFY_SYSTEM): %s", PQerrorMessage(conn));
+		snprintf(system_id, sizeof(system_id), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
 		memset(&ao, 0, sizeof(ao));
 		ao.uri = opt.to;
+		ao.system_id = system_id;
+		ao.creating_slot = t->create_slot;
+		ao.password_file = opt.to_password_file;
 		ao.dir = t->dir;
 		ao.slot = opt.slot;
 		ao.default_db = opt.sel.ns_db ? opt.sel.ns_db : PQdb(conn);
@@ -1133,6 +1207,8 @@ stream_server(const StreamTarget *t)
 		if (rc != 0)
 			die("%s", err);
 	}
+	if (opt.to && t->create_slot)
+		check_names(t);
 	if (t->create_slot)
 	{
 		char		snapshot[256];
@@ -1211,9 +1287,13 @@ stream_server(const StreamTarget *t)
 			backoff = BACKOFF_MIN;
 		st.progressed = 0;
 		fprintf(stderr, PROGNAME ": %s\n" PROGNAME ": reconnecting in %.1f s\n", err, backoff);
+		st.phase = "reconnecting";
 		while (conn == NULL && !interrupted)
 		{
 			struct timespec ts;
+
+			if (!to_stdout)
+				write_status(&st, now_seconds() - st.progress.start, now_seconds() - st.confirmed_at);
 
 			ts.tv_sec = (time_t) backoff;
 			ts.tv_nsec = (long) ((backoff - (double) ts.tv_sec) * 1e9);
@@ -1239,6 +1319,7 @@ stream_server(const StreamTarget *t)
 			end = stop_reconnecting(&st, &conn, err, sizeof(err));
 			break;
 		}
+		st.phase = NULL;
 		fprintf(stderr, PROGNAME ": reconnected, resuming at the slot's confirmed position\n");
 		st.reconnects++;
 		/* what the lost connection may not have passed on, at once */
@@ -1318,6 +1399,12 @@ stream_server(const StreamTarget *t)
 				format_bytes((double) st.seg.bytes, b, sizeof(b)),
 				(unsigned long long) st.seg.segments, LSN_ARGS(st.confirmed),
 				(unsigned long long) st.reconnects);
+	}
+	/* the last figures, marked: a reader tells a stopped program from a stalled one */
+	if (!to_stdout)
+	{
+		st.phase = "exited";
+		write_status(&st, now_seconds() - st.progress.start, 0);
 	}
 	segment_finish(&st.seg);
 	return end == STREAM_STOPPED ? 0 : 1;

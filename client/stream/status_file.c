@@ -4,6 +4,7 @@
  */
 #include "status_file.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -55,16 +56,26 @@ status_file_write(const char *dir, const StreamStatus *s)
 	char		tmp[4200];
 	FILE	   *f;
 	struct timeval tv;
+	int			fd;
 
 	snprintf(path, sizeof(path), "%s/status.json", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.status.json.tmp", dir);
-	if ((f = fopen(tmp, "w")) == NULL)
+	/* row positions and the program's state: private, like the segments */
+	(void) unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL)
+	{
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	gettimeofday(&tv, NULL);
 	fputs("{", f);
 	put_time(f, "time", (int64_t) tv.tv_sec * 1000 + tv.tv_usec / 1000);
 	fputs(", \"slot\": ", f);
 	put_string(f, s->slot);
+	fputs(", \"state\": ", f);
+	put_string(f, s->phase);
 	fprintf(f, ", \"pid\": %d, \"received\": {\"events\": %llu, \"bytes\": %llu, \"segments\": %llu}, ",
 			(int) getpid(), (unsigned long long) s->events, (unsigned long long) s->bytes,
 			(unsigned long long) s->segments);

@@ -17,6 +17,7 @@
 typedef struct StreamStatus
 {
 	const char *slot;
+	const char *phase;			/* "streaming", "reconnecting", "exited" */
 	uint64_t	events;			/* received in this run */
 	uint64_t	bytes;
 	uint64_t	segments;

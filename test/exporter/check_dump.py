@@ -104,8 +104,12 @@ def main():
     conn.close()
 
     found = set()
-    for root, _, files in os.walk(a.dir):
+    for root, dirs, files in os.walk(a.dir):
         found.update(os.path.join(root, f) for f in files)
+        # row data: private, whatever the umask (the directories it made 0700, the files 0600)
+        for p, want in [(os.path.join(root, d), 0o700) for d in dirs] + [(os.path.join(root, f), 0o600) for f in files]:
+            if os.stat(p).st_mode & 0o777 != want:
+                problems.append("%s: mode %o, not %o" % (p, os.stat(p).st_mode & 0o777, want))
     for f in sorted(found - expected_files):
         problems.append("unexpected file %s" % f)
     for f in sorted(expected_files - found):

@@ -23,6 +23,7 @@ import random
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -42,8 +43,8 @@ RUNAS = os.environ.get("RUNAS", "").split()
 FERRETDB = os.environ["FERRETDB"]
 MPORT = int(os.environ.get("FERRETDB_PORT", "27317"))
 DB = "xmongo"
-# FerretDB 1.24 does not answer an update or delete command of 100 statements or more
-FERRET_OPTS = ["--batch-size", "64"]
+# the default --batch-size (1000): pg_bsonstream sends FerretDB at most 99 writes a command itself
+FERRET_OPTS = []
 RAW = CodecOptions(document_class=RawBSONDocument)
 
 passed = 0
@@ -409,6 +410,18 @@ def start_client(slot, out, to, *extra, create=False):
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
 
 
+def terminate(proc, timeout=120):
+    """SIGTERM, and the exit status ("hung" after timeout s, then killed) and how long it took."""
+    started = time.time()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    return rc, time.time() - started
+
+
 def wait_slot_free(slot, timeout=30):
     """Until the walsender of a killed client has let the slot go."""
     deadline = time.time() + timeout
@@ -628,6 +641,25 @@ def tls_auth_run(ferret):
         want = {bson.decode(bytes(r[0]))["_id"]: bytes(r[0]) for r in sql("SELECT bson_document(t) FROM ta t")}
         check(rc == 0 and got == want, "tls/auth: the changes applied over TLS; the collection equals the table",
               "exit %s, %r / %r\n%s" % (rc, sorted(got), sorted(want), err[-1500:]))
+        # the password from a file only its owner reads, not from the command line
+        pwfile = os.path.join(d, "pw")
+        with open(pwfile, "w") as f:
+            f.write("s3cret\n")
+        os.chmod(pwfile, 0o644)
+        rc, err = run_client("ta", out, uri("bson"), *base, "--to-password-file", pwfile, endpos=current_lsn())
+        check(rc == 2 and "has group or world access" in err and "chmod 0600" in err,
+              "tls/auth: a --to-password-file others may read is refused (exit 2)", "exit %s: %s" % (rc, err[-800:]))
+        os.chmod(pwfile, 0o600)
+        sql("INSERT INTO ta VALUES ('d', 'four')")
+        rc, err = run_client("ta", out, uri("bson"), *base, "--to-password-file", pwfile, endpos=current_lsn())
+        c = pymongo.MongoClient(uri("bson:s3cret"), document_class=RawBSONDocument)
+        n = c["tadb"]["ta"].count_documents({})
+        c.close()
+        check(rc == 0 and n == 4 and "s3cret" not in err,
+              "tls/auth: the password from --to-password-file (0600), the URI without it",
+              "exit %s, %d documents: %s" % (rc, n, err[-800:]))
+        rc, err = run_client("ta", out, uri("bson:wrong"), *base, endpos=current_lsn(), timeout=120)
+        check(rc == 1 and "wrong" not in err, "tls/auth: a wrong password is not printed", err[-800:])
         sql("SELECT pg_drop_replication_slot('ta')")
         sql("DROP TABLE ta")
     finally:
@@ -982,6 +1014,510 @@ def buffer_run(ferret):
     sql("DROP TABLE bf")
 
 
+class Killer:
+    """A relay to FerretDB that lets `allow` write commands on collection `coll` through, and SIGKILLs
+    pg_bsonstream (self.pid) at the next one, before it reaches the server: a kill -9 after each write."""
+
+    def __init__(self, upstream_port, coll, allow):
+        self.upstream = upstream_port
+        self.coll = coll
+        self.allow = allow
+        self.seen = 0
+        self.pid = None
+        self.killed = False
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.listener.listen(16)
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def uri(self, db):
+        return "mongodb://127.0.0.1:%d/%s?serverSelectionTimeoutMS=2000" % (self.port, db)
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.listener.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.upstream))
+            threading.Thread(target=self.requests, args=(c, u), daemon=True).start()
+            threading.Thread(target=Cutter.pump, args=(None, u, c), daemon=True).start()
+
+    @staticmethod
+    def read_exact(s, n):
+        b = b""
+        while len(b) < n:
+            d = s.recv(n - len(b))
+            if not d:
+                raise OSError("closed")
+            b += d
+        return b
+
+    def requests(self, c, u):
+        try:
+            while True:
+                head = self.read_exact(c, 16)
+                length, _, _, opcode = struct.unpack("<iiii", head)
+                body = self.read_exact(c, length - 16)
+                if opcode == 2013 and body[4] == 0:
+                    n = struct.unpack("<i", body[5:9])[0]
+                    cmd = bson.decode(body[5:5 + n])
+                    name = next(iter(cmd), "")
+                    if name in ("update", "delete", "insert") and cmd.get(name) == self.coll:
+                        with self.lock:
+                            if self.seen >= self.allow:
+                                if not self.killed and self.pid:
+                                    os.kill(self.pid, signal.SIGKILL)
+                                    self.killed = True
+                                raise OSError("killed")
+                            self.seen += 1
+                u.sendall(head + body)
+        except OSError:
+            pass
+        for x in (c, u):
+            try:
+                x.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.listener.close()
+
+
+def unique_replay_run(ferret):
+    """A transaction that passes unique values between rows (INSERT a_g u=v_g; UPDATE a_g u=w_g;
+    UPDATE b_g u=v_g), with pg_bsonstream killed -9 after each of its writes in turn, then run again as
+    the documentation says: every replay converges on the table, the unique index never in the way."""
+    results = []
+    moved = []
+    writes = 9
+    for k in range(0, writes + 1):
+        t = "uk%d" % k
+        sql("CREATE TABLE %s (id text PRIMARY KEY, u text NOT NULL UNIQUE)" % t)
+        sql("INSERT INTO %s SELECT 'b_' || g, 'x' || g FROM generate_series(1, 3) g" % t)
+        out = os.path.join(WORK, t)
+        base = ("--include-tables", "public." + t, "--batch-size", "1")
+        rc, err = run_client(t, out, ferret.uri("ukdb"), *base, create=True, endpos=current_lsn())
+        if rc != 0:
+            results.append("%d: start exit %s %s" % (k, rc, err[-500:]))
+            continue
+        sql("BEGIN; INSERT INTO {t} SELECT 'a_' || g, 'v' || g FROM generate_series(1, 3) g; "
+            "UPDATE {t} SET u = 'w' || substr(id, 3) WHERE id LIKE 'a_%'; "
+            "UPDATE {t} SET u = 'v' || substr(id, 3) WHERE id LIKE 'b_%'; COMMIT".format(t=t))
+        end = current_lsn()
+        killer = Killer(ferret.port, t, k)
+        args = [BIN, "-d", DB, "--slot", t, "-o", out, "--to", killer.uri("ukdb"), "--segment-time", "0.3",
+                "--segment-size", "64kB", "--no-sync", "--endpos", end] + list(base)
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        killer.pid = p.pid
+        try:
+            p.wait(120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        killer.close()
+        wait_slot_free(t)
+        rc, err = run_client(t, out, ferret.uri("ukdb"), *base, endpos=end)
+        if "collided on a unique index" in err:
+            moved.append(k)
+        want = {bson.decode(bytes(r[0]))["_id"]: bytes(r[0]) for r in sql("SELECT bson_document(x) FROM %s x" % t)}
+        c = ferret.client()
+        got = {bson.decode(d.raw)["_id"]: d.raw for d in c["ukdb"][t].find()}
+        c.close()
+        if rc != 0 or got != want:
+            results.append("killed after %d writes (%s): exit %s, %s\n%s" % (
+                k, "killed" if killer.killed else "not killed", rc,
+                sorted((i, bson.decode(v)["u"]) for i, v in got.items()), err[-700:]))
+        sql("SELECT pg_drop_replication_slot(%s)", (t,))
+        sql("DROP TABLE " + t)
+    check(not results, "unique replay: a kill -9 after each of the %d writes of a transaction that passes "
+          "unique values between rows, then the documented restart: every run converges on the table" % writes,
+          "\n".join(results))
+    # the kills after b_1 took v1 (its update is the 7th write) make the replay collide
+    check(moved and min(moved) >= 6, "unique replay: the replays that collided (after %s writes) moved the "
+          "later documents' values aside and wrote them again" % moved, moved)
+
+
+def missing_target_run(ferret):
+    """Changes that need the document already in the target, which is not there: an update that carries
+    only the changed columns, a key change whose TOASTed fields must come from the old document. Both are
+    refused (stop, or dead-letter), never written short or matched against nothing without a word; a key
+    change refused by the server goes to the dead-letter file as written, with the fields it took."""
+    sql("CREATE TABLE mt (id int PRIMARY KEY, title text, body text)")
+    sql("ALTER TABLE mt ALTER body SET STORAGE EXTERNAL")
+    sql("INSERT INTO mt SELECT g, 't' || g, %s || g FROM generate_series(1, 4) g", (BODY,))
+    sql("CREATE TABLE kt (id int PRIMARY KEY, code text NOT NULL UNIQUE, body text)")
+    sql("ALTER TABLE kt ALTER body SET STORAGE EXTERNAL")
+    sql("INSERT INTO kt VALUES (1, 'a', %s)", (BODY,))
+    out = os.path.join(WORK, "mt")
+    base = ("--include-tables", "public.mt,public.kt")
+    rc, err = run_client("mt", out, ferret.uri("mtdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "missing: start", err[-800:])
+    c = pymongo.MongoClient("127.0.0.1", ferret.port)
+    c["mtdb"]["mt"].delete_many({"_id": {"$in": [2, 3]}})
+    c["mtdb"]["kt"].insert_one({"_id": 99, "code": "b"})
+    c.close()
+    sql("UPDATE mt SET title = 'changed' WHERE id IN (1, 2)")
+    sql("UPDATE mt SET id = 30 WHERE id = 3")
+    sql("UPDATE kt SET id = 2, code = 'b' WHERE id = 1")
+    sql("INSERT INTO mt VALUES (5, 't5', 'b5')")
+    end = current_lsn()
+    rc, err = run_client("mt", out, ferret.uri("mtdb"), *base, endpos=end)
+    check(rc == 1 and "MongoDB refused the change of _id 2 in mtdb.mt" in err and "not in the target" in err,
+          "missing: an update without fullDocument whose document is not in the target stops the run, naming it",
+          "exit %s: %s" % (rc, err[-1500:]))
+    dl = os.path.join(WORK, "mt.dead.bson")
+    rc, err = run_client("mt", out, ferret.uri("mtdb"), *base, "--dead-letter", dl, endpos=end)
+    dead = read_dead(dl)
+    by = {(d["ns"]["coll"], d.get("_id")): d for d in dead}
+    kc = by.get(("mt", 30), {}).get("event", {})
+    kt = by.get(("kt", 2), {}).get("event", {})
+    check(rc == 0 and sorted(by) == [("kt", 2), ("mt", 2), ("mt", 30)]
+          and "not in the target" in by[("mt", 2)]["error"]["message"]
+          and "found no old document" in by[("mt", 30)]["error"]["message"]
+          and "unchangedFields" not in kc
+          and re.search(r", 3 refused", err) is not None,
+          "missing: with --dead-letter the update and the key change without their old document are in the file, "
+          "counted, and the rest applied", "exit %s, %r\n%s" % (rc, sorted(by), err[-1500:]))
+    check(kt.get("fullDocument", {}).get("body") == BODY and "unchangedFields" not in kt
+          and by.get(("kt", 2), {}).get("error", {}).get("code") == 11000,
+          "missing: a key change the server refuses (11000) is in the file with the body it took from the old "
+          "document", kt and {k: v for k, v in kt.get("fullDocument", {}).items() if k != "body"})
+    docs = {bson.decode(d.raw)["_id"]: bson.decode(d.raw) for d in ferret.client()["mtdb"]["mt"].find()}
+    check(docs.get(1, {}).get("title") == "changed" and docs.get(1, {}).get("body") == BODY + "1" and 5 in docs
+          and 2 not in docs and 30 not in docs,
+          "missing: the updates and inserts whose documents are there applied", sorted(docs))
+    sql("SELECT pg_drop_replication_slot('mt')")
+    sql("DROP TABLE mt, kt")
+
+
+def long_truncate_run(ferret):
+    """A truncate whose delete of many documents runs longer than socketTimeoutMS: sent again (it holds no
+    value the server could choke on), never taken for a refused write; what follows it applied after it."""
+    sql("CREATE TABLE lt (id text PRIMARY KEY, v text)")
+    sql("INSERT INTO lt SELECT 'k' || g, repeat('v', 200) FROM generate_series(1, 20000) g")
+    out = os.path.join(WORK, "lt")
+    base = ("--include-tables", "public.lt")
+    rc, err = run_client("lt", out, ferret.uri("ltdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0 and len(ids_of(ferret, "ltdb", "lt")) == 20000, "long truncate: start", err[-800:])
+    sql("TRUNCATE lt")
+    sql("INSERT INTO lt VALUES ('after', 'x')")
+    rc, err = run_client("lt", out, ferret.uri("ltdb", "&socketTimeoutMS=100"), *base, endpos=current_lsn())
+    check(rc == 0 and ids_of(ferret, "ltdb", "lt") == ["after"] and "retrying" in err,
+          "long truncate: a delete of 20,000 documents past socketTimeoutMS (100 ms) is retried, not refused, "
+          "and the insert after it applied", "exit %s, %d documents\n%s" % (rc, len(ids_of(ferret, "ltdb", "lt")),
+                                                                           err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('lt')")
+    sql("DROP TABLE lt")
+
+
+# ------------------------------------------------------------------ left running
+
+def mode(path):
+    return oct(os.stat(path).st_mode & 0o777)
+
+
+def modes_run(ferret):
+    """Row data is private whatever the umask: DIR, its folders and files, the dead-letter file."""
+    sql("CREATE TABLE md (id int PRIMARY KEY, x float8)")
+    sql("INSERT INTO md VALUES (1, 1), (2, 'NaN')")
+    out = os.path.join(WORK, "md")
+    dl = os.path.join(WORK, "md.dead.bson")
+    old = os.umask(0o022)
+    try:
+        rc, err = run_client("md", out, ferret.uri("mddb"), "--include-tables", "public.md", "--keep-applied",
+                             "--dead-letter", dl, create=True, endpos=current_lsn())
+        sql("INSERT INTO md VALUES (3, 3)")
+        rc2, err2 = run_client("md", out, ferret.uri("mddb"), "--include-tables", "public.md", "--keep-applied",
+                               "--dead-letter", dl, endpos=current_lsn())
+    finally:
+        os.umask(old)
+    dirs = [out] + [os.path.join(r, d) for r, ds, _ in os.walk(out) for d in ds]
+    files = [os.path.join(r, f) for r, _, fs in os.walk(out) for f in fs] + [dl]
+    bad = ["%s %s" % (p, mode(p)) for p in dirs if mode(p) != "0o700"] + \
+          ["%s %s" % (p, mode(p)) for p in files if os.path.exists(p) and mode(p) != "0o600"]
+    names = {os.path.basename(p) for p in files}
+    check(rc == 0 and rc2 == 0 and not bad and "status.json" in names and os.path.exists(dl)
+          and any(n.endswith(".bson") and "-" in n for n in names) and "md.bson" in names,
+          "modes: under umask 022, DIR and its folders are 0700; segments, the first copy, status.json and "
+          "the dead-letter file 0600", "exit %s/%s, %s\n%s" % (rc, rc2, bad, (err + err2)[-1500:]))
+    sql("SELECT pg_drop_replication_slot('md')")
+    sql("DROP TABLE md")
+
+
+def secrets_run(ferret):
+    """A password given in --to is never printed, and is hidden from ps."""
+    out = os.path.join(WORK, "sec")
+    r = subprocess.run([BIN, "-d", DB, "--slot", "sec", "-o", out, "--to", "mongodb://app:S3cretPW@/x"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "invalid --to" in r.stderr and "S3cretPW" not in r.stderr
+          and "app:****@" in r.stderr,
+          "secrets: an invalid URI's password is masked in the message", r.stderr)
+    # a server that accepts and never answers: the program waits in its first command meanwhile
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)
+    p = subprocess.Popen([BIN, "-d", DB, "--slot", "sec", "-o", out, "--create-slot", "--to",
+                          "mongodb://app:S3cretPW@127.0.0.1:%d/x?connectTimeoutMS=20000" % mute.getsockname()[1]],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    try:
+        with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+            cmdline = f.read().decode(errors="replace")
+        with open("/proc/%d/comm" % p.pid) as f:
+            comm = f.read().strip()
+    except OSError as e:
+        cmdline, comm = repr(e), ""
+    p.kill()
+    _, err = p.communicate()
+    mute.close()
+    check("S3cretPW" not in cmdline and "app:" in cmdline and "S3cretPW" not in err,
+          "secrets: ps shows the URI's password as stars", cmdline.replace("\0", " "))
+    check(comm == "pg_bsonstream", "secrets: the process is named pg_bsonstream (pgrep finds it)", comm)
+
+
+def names_run(ferret):
+    """Names MongoDB refuses: said before anything is made; a table made while streaming goes by the
+    refusal policy, the other tables go on."""
+    sql('CREATE TABLE "a$b" (id int PRIMARY KEY)')
+    sql("CREATE TABLE nm (id int PRIMARY KEY)")
+    out = os.path.join(WORK, "nm")
+    rc, err = run_client("nm", out, ferret.uri("nmdb"), "--include-tables", "public.nm,public.a$b", create=True,
+                         endpos=current_lsn())
+    slots = sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'nm'")[0][0]
+    check(rc == 1 and "MongoDB cannot name the collection of nmdb.a$b" in err and "holds a $" in err
+          and slots == 0 and not os.path.exists(out),
+          "names: a table whose collection name MongoDB refuses stops before the slot and DIR are made",
+          "exit %s, slots %s, dir %s: %s" % (rc, slots, os.path.exists(out), err[-1500:]))
+    rc, err = run_client("nm", out, ferret.uri("nmdb"), "--include-tables", "public.nm,public.x$*",
+                         create=True, endpos=current_lsn())
+    check(rc == 0, "names: start", err[-1000:])
+    sql('CREATE TABLE "x$y" (id int PRIMARY KEY)')
+    sql('INSERT INTO "x$y" VALUES (1)')
+    sql("INSERT INTO nm VALUES (1), (2)")
+    end = current_lsn()
+    rc, err = run_client("nm", out, ferret.uri("nmdb"), "--include-tables", "public.nm,public.x$*", endpos=end)
+    check(rc == 1 and "nmdb.x$y" in err and "holds a $" in err,
+          "names: a table made while streaming under a name MongoDB refuses stops the run, named",
+          "exit %s: %s" % (rc, err[-1500:]))
+    dl = os.path.join(WORK, "nm.dead.bson")
+    rc, err = run_client("nm", out, ferret.uri("nmdb"), "--include-tables", "public.nm,public.x$*",
+                         "--dead-letter", dl, endpos=end)
+    dead = read_dead(dl)
+    check(rc == 0 and [d["ns"]["coll"] for d in dead] == ["x$y"] and ids_of(ferret, "nmdb", "nm") == [1, 2],
+          "names: with --dead-letter its change is in the file and the other tables' changes applied",
+          "exit %s, %r\n%s" % (rc, dead, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('nm')")
+    sql('DROP TABLE "a$b", "x$y", nm')
+
+
+def driver_refusal_run(ferret):
+    """Writes the MongoDB C driver refuses before sending them (a top-level key "$v", an empty key):
+    they stop the run or go to the dead-letter file, never dropped from their batch without a word."""
+    sql('CREATE TABLE dv (id int PRIMARY KEY, "$v" int)')
+    sql("CREATE TABLE de (id int PRIMARY KEY, j jsonb)")
+    sql("INSERT INTO dv VALUES (1, NULL)")
+    out = os.path.join(WORK, "dv")
+    base = ("--include-tables", "public.dv,public.de")
+    dl = os.path.join(WORK, "dv.dead.bson")
+    rc, err = run_client("dv", out, ferret.uri("dvdb"), *base, "--dead-letter", dl, create=True,
+                         endpos=current_lsn())
+    check(rc == 0 and [d.get("_id") for d in read_dead(dl)] == [1], "driver refusals: start", err[-1500:])
+    sql("""INSERT INTO de VALUES (1, '{}'), (2, '{"": 1}'), (3, '{}')""")
+    sql("INSERT INTO dv VALUES (4, 4)")
+    sql("INSERT INTO de VALUES (5, '{}')")
+    end = current_lsn()
+    rc, err = run_client("dv", out, ferret.uri("dvdb"), *base, endpos=end)
+    check(rc == 1 and "MongoDB refused the change of _id 2 in dvdb.de" in err and "empty key" in err
+          and ids_of(ferret, "dvdb", "de") == [1],
+          "driver refusals: a replacement with an empty key, which the driver refuses, stops the run naming it "
+          "(the write before it applied, none after)", "exit %s, %r: %s" % (rc, ids_of(ferret, "dvdb", "de"), err[-1500:]))
+    rc, err = run_client("dv", out, ferret.uri("dvdb"), *base, "--dead-letter", dl, endpos=end)
+    dead = read_dead(dl)
+    check(rc == 0 and [(d["ns"]["coll"], d.get("_id")) for d in dead] == [("dv", 1), ("de", 2), ("dv", 4)]
+          and all("driver refuses" in d["error"]["message"] for d in dead[1:])
+          and ids_of(ferret, "dvdb", "de") == [1, 3, 5] and ids_of(ferret, "dvdb", "dv") == []
+          and re.search(r"MongoDB: \d+ events applied.*, 2 refused", err),
+          "driver refusals: with --dead-letter the empty key and the top-level \"$v\" are in the file, counted, "
+          "and the rest applied", "exit %s, %r\n%s" % (rc, [(d["ns"]["coll"], d.get("_id")) for d in dead], err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('dv')")
+    sql("DROP TABLE dv, de")
+
+
+def restart_fresh_run(ferret):
+    """A slot started over under the same name: the progress document of the old one is not taken for
+    the new one's (the first copy is loaded again); one of another cluster is an error."""
+    sql("CREATE TABLE fr (id int PRIMARY KEY)")
+    sql("INSERT INTO fr SELECT generate_series(1, 5)")
+    out = os.path.join(WORK, "fr")
+    base = ("--include-tables", "public.fr")
+    rc, err = run_client("fr", out, ferret.uri("frdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0 and ids_of(ferret, "frdb", "fr") == [1, 2, 3, 4, 5], "restart: first life", err[-800:])
+    # the documented way to remove it, then the target collection dropped, then started again
+    sql("SELECT pg_drop_replication_slot('fr')")
+    subprocess.run(["rm", "-rf", out], check=True)
+    c = ferret.client()
+    c["frdb"].drop_collection("fr")
+    c.close()
+    sql("INSERT INTO fr SELECT generate_series(6, 151)")
+    rc, err = run_client("fr", out, ferret.uri("frdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0 and ids_of(ferret, "frdb", "fr") == list(range(1, 152))
+          and "from an earlier slot of that name" in err,
+          "restart: the same slot name started over loads the whole first copy again (151 rows), said",
+          "exit %s, %d documents\n%s" % (rc, len(ids_of(ferret, "frdb", "fr")), err[-1500:]))
+    p = progress_doc(ferret, "frdb", "fr")
+    sysid = sql("SELECT system_identifier::text FROM pg_control_system()")[0][0]
+    check(p and p.get("systemIdentifier") == sysid and p.get("initial") == "done",
+          "restart: the progress document names the cluster's system identifier", p)
+    c = pymongo.MongoClient("127.0.0.1", ferret.port)
+    c["frdb"]["bson_out_progress"].update_one({"_id": "fr"}, {"$set": {"systemIdentifier": "1234"}})
+    c.close()
+    rc, err = run_client("fr", out, ferret.uri("frdb"), *base, endpos=current_lsn())
+    check(rc == 1 and "belongs to another PostgreSQL cluster (system identifier 1234" in err,
+          "restart: a progress document of another cluster is an error", "exit %s: %s" % (rc, err[-1500:]))
+    c = pymongo.MongoClient("127.0.0.1", ferret.port)
+    c["frdb"]["bson_out_progress"].update_one({"_id": "fr"}, {"$set": {"systemIdentifier": sysid,
+                                                                      "initial": "loading"}})
+    c.close()
+    rc, err = run_client("fr", out, ferret.uri("frdb"), *base, endpos=current_lsn())
+    check(rc == 1 and "is gone" in err and "initial" in err,
+          "restart: a first copy being loaded whose DIR/initial is gone is an error, not applied on top",
+          "exit %s: %s" % (rc, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('fr')")
+    sql("DROP TABLE fr")
+
+
+def unreachable_restart_run(ferret):
+    """MongoDB unreachable at a restart: the stream goes on into the segments (the slot confirmed), and the
+    changes are applied once MongoDB answers; a SIGTERM while it cannot be reached takes seconds."""
+    sql("CREATE TABLE ur (id int PRIMARY KEY, v text)")
+    out = os.path.join(WORK, "ur")
+    base = ("--include-tables", "public.ur")
+    rc, err = run_client("ur", out, ferret.uri("urdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "unreachable at a restart: start", err[-800:])
+    ferret.stop()
+    proc = start_client("ur", out, ferret.uri("urdb"), *base)
+    time.sleep(3)
+    sql("INSERT INTO ur SELECT g, 'v' FROM generate_series(1, 500) g")
+    target = current_lsn()
+    deadline = time.time() + 30
+    confirmed = "0/0"
+    while time.time() < deadline and proc.poll() is None:
+        confirmed = sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'ur'")[0][0]
+        if lsn_value(confirmed) >= lsn_value(target):
+            break
+        time.sleep(0.3)
+    check(proc.poll() is None and lsn_value(confirmed) >= lsn_value(target),
+          "unreachable at a restart: the stream runs and the slot is confirmed from the local segments",
+          "exit %s, confirmed %s, target %s\n%s" % (proc.poll(), confirmed, target,
+                                                    open(os.path.join(WORK, "ur.stderr")).read()[-1500:]))
+    rc, took = terminate(proc)
+    log = open(os.path.join(WORK, "ur.stderr")).read()
+    check(rc == 0 and took < 20, "unreachable at a restart: SIGTERM while MongoDB is down ends in seconds, exit 0",
+          "exit %s after %.1f s\n%s" % (rc, took, log[-1500:]))
+    try:
+        with open(os.path.join(out, "status.json")) as f:
+            status = json.load(f)
+    except (OSError, ValueError) as e:
+        status = repr(e)
+    check(isinstance(status, dict) and status.get("state") == "exited",
+          "unreachable at a restart: status.json says the program exited", status)
+    proc = start_client("ur", out, ferret.uri("urdb"), *base)
+    time.sleep(3)
+    ferret.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and len(ids_of(ferret, "urdb", "ur")) < 500:
+        time.sleep(0.5)
+    rc, _ = terminate(proc)
+    log = open(os.path.join(WORK, "ur.stderr")).read()
+    check(rc == 0 and "MongoDB cannot be reached" in log and "MongoDB answers again" in log,
+          "unreachable at a restart: said, and applied once MongoDB answers", "exit %s\n%s" % (rc, log[-2000:]))
+    compare("unreachable at a restart", ferret, "urdb", ["ur"])
+    sql("SELECT pg_drop_replication_slot('ur')")
+    sql("DROP TABLE ur")
+
+
+def stop_run(ferret):
+    """SIGTERM while a long transaction is being applied, and while FerretDB does not answer at all
+    (stopped with SIGSTOP): the program ends in seconds, and the next run converges."""
+    sql("CREATE TABLE st (id int PRIMARY KEY, n int)")
+    out = os.path.join(WORK, "st")
+    base = ("--include-tables", "public.st")
+    rc, err = run_client("st", out, ferret.uri("stdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "stop: start", err[-800:])
+    sql("INSERT INTO st SELECT g, 0 FROM generate_series(1, 2000) g")
+    proc = start_client("st", out, ferret.uri("stdb"), *base)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(ids_of(ferret, "stdb", "st")) < 100:
+        time.sleep(0.05)
+    rc, took = terminate(proc)
+    n = len(ids_of(ferret, "stdb", "st"))
+    check(rc == 0 and took < 15 and n < 2000,
+          "stop: SIGTERM in the middle of a 2,000-row transaction ends in seconds (%.1f s), exit 0" % took,
+          "exit %s after %.1f s, %d documents\n%s" % (rc, took, n, open(os.path.join(WORK, "st.stderr")).read()[-1500:]))
+    sql("UPDATE st SET n = 1 WHERE id <= 100")
+    proc = start_client("st", out, ferret.uri("stdb"), *base)
+    time.sleep(2)
+    ferret.proc.send_signal(signal.SIGSTOP)
+    time.sleep(1)
+    rc, took = terminate(proc)
+    ferret.proc.send_signal(signal.SIGCONT)
+    log = open(os.path.join(WORK, "st.stderr")).read()
+    check(rc == 0 and took < 15,
+          "stop: SIGTERM while FerretDB answers nothing (SIGSTOP) ends in seconds (%.1f s), exit 0" % took,
+          "exit %s after %.1f s\n%s" % (rc, took, log[-1500:]))
+    rc, err = run_client("st", out, ferret.uri("stdb"), *base, endpos=current_lsn(), timeout=1200)
+    check(rc == 0, "stop: the next run applies the rest", err[-1500:])
+    compare("stop", ferret, "stdb", ["st"])
+    check("the server is FerretDB" in err and "at most 99 writes a command" in err,
+          "stop: FerretDB recognised: at most 99 writes a command at the default --batch-size, said", err[-1500:])
+    sql("SELECT pg_drop_replication_slot('st')")
+    sql("DROP TABLE st")
+
+
+def dead_letter_torn_run(ferret):
+    """A dead-letter file that ends in a record cut short (a crash in its write) is cut back to its last
+    whole record, said, and the new records follow readable."""
+    sql("CREATE TABLE dt (id int PRIMARY KEY, x float8)")
+    out = os.path.join(WORK, "dt")
+    base = ("--include-tables", "public.dt")
+    rc, err = run_client("dt", out, ferret.uri("dtdb"), *base, create=True, endpos=current_lsn())
+    dl = os.path.join(WORK, "dt.dead.bson")
+    whole = bson.encode({"_id": 0, "note": "an earlier record"})
+    with open(dl, "wb") as f:
+        f.write(whole + whole[:9])
+    os.chmod(dl, 0o600)
+    sql("INSERT INTO dt VALUES (1, 'NaN'), (2, 2)")
+    rc, err = run_client("dt", out, ferret.uri("dtdb"), *base, "--dead-letter", dl, endpos=current_lsn())
+    dead = read_dead(dl)
+    check(rc == 0 and [d.get("_id") for d in dead] == [0, 1] and "cut short" in err
+          and ids_of(ferret, "dtdb", "dt") == [2],
+          "dead letter: a record cut short is cut off, said, and the new record readable after the old ones",
+          "exit %s, %r\n%s" % (rc, dead, err[-1500:]))
+    sql("SELECT pg_drop_replication_slot('dt')")
+    sql("DROP TABLE dt")
+
+
+def max_buffer_run(ferret):
+    """A transaction larger than --max-buffer, MongoDB healthy: the message says what is too small."""
+    sql("CREATE TABLE mb (id int PRIMARY KEY, v text)")
+    out = os.path.join(WORK, "mb")
+    base = ("--include-tables", "public.mb")
+    rc, err = run_client("mb", out, ferret.uri("mbdb"), *base, create=True, endpos=current_lsn())
+    sql("INSERT INTO mb SELECT g, repeat('x', 1000) FROM generate_series(1, 2000) g")
+    rc, err = run_client("mb", out, ferret.uri("mbdb"), *base, "--max-buffer", "200kB", endpos=current_lsn())
+    check(rc == 1 and "does not fit in --max-buffer" in err and "behind or unreachable" not in err,
+          "max buffer: a transaction larger than --max-buffer is said to be too large for it, not MongoDB's fault",
+          "exit %s: %s" % (rc, err[-1500:]))
+    rc, err = run_client("mb", out, ferret.uri("mbdb"), *base, "--max-buffer", "64MB", endpos=current_lsn())
+    check(rc == 0 and len(ids_of(ferret, "mbdb", "mb")) == 2000, "max buffer: a larger one passes", err[-800:])
+    sql("SELECT pg_drop_replication_slot('mb')")
+    sql("DROP TABLE mb")
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -989,7 +1525,9 @@ def main():
         setup()
         only = os.environ.get("ONLY", "").split()
         for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
-                    cut_run, tls_auth_run, main_run, buffer_run):
+                    cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
+                    driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
+                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:

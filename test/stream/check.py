@@ -834,9 +834,9 @@ def usage_errors(base):
             ("--segment-size", "2kB", 1, r'replication slot "x" does not exist'),
             ("--segment-time", "0.5s", 1, r'replication slot "x" does not exist'),
             ("--status-interval", "1e1", 1, r'replication slot "x" does not exist'),
-            ("--batch-size", "100000", 2, r"error: --batch-size is for --to \(as are --progress-collection, .*\)\n"),
-            ("--max-buffer", "1MB", 2, r"error: --max-buffer is for --to \(as are --progress-collection, .*\)\n"),
-            ("--max-buffer", "16GB", 2, r"error: --max-buffer is for --to \(as are --progress-collection, .*\)\n"),
+            ("--batch-size", "100000", 2, r"error: --batch-size is for --to \(as are --to-password-file, --progress-collection, .*\)\n"),
+            ("--max-buffer", "1MB", 2, r"error: --max-buffer is for --to \(as are --to-password-file, --progress-collection, .*\)\n"),
+            ("--max-buffer", "16GB", 2, r"error: --max-buffer is for --to \(as are --to-password-file, --progress-collection, .*\)\n"),
             ("--lock-wait-timeout", "1.5s", 2, r"error: --lock-wait-timeout is for --initial-copy")):
         run_error("%s %s is taken" % (opt, value), base + ["--slot", "x", opt, value], pattern, status=status)
     run_error("--slot= (empty)", base + ["--slot="],

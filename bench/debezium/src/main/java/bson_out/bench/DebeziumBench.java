@@ -282,7 +282,29 @@ public final class DebeziumBench {
         }
     }
 
+    /*
+     * mongo-server --port P: mongo-java-server with its in-memory backend on
+     * 127.0.0.1:P until killed (the benchmark's second MongoDB-protocol
+     * server, written by others, fast enough not to be the limit).
+     */
+    private static void mongoServer(String[] args) throws InterruptedException {
+        int port = args.length == 3 && args[1].equals("--port") ? Integer.parseInt(args[2]) : -1;
+        if (port <= 0) {
+            usage("mongo-server --port P");
+        }
+        de.bwaldvogel.mongo.MongoServer server =
+                new de.bwaldvogel.mongo.MongoServer(new de.bwaldvogel.mongo.backend.memory.MemoryBackend());
+        server.bind("127.0.0.1", port);
+        System.out.println("mongo-java-server listening on 127.0.0.1:" + port);
+        System.out.flush();
+        Thread.currentThread().join();
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("mongo-server")) {
+            mongoServer(args);
+            return;
+        }
         Options o = parse(args);
         long jvmStart = ManagementFactory.getRuntimeMXBean().getStartTime();
         long nanoAtStart = System.nanoTime() - (System.currentTimeMillis() - jvmStart) * 1_000_000L;
