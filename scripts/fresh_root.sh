@@ -144,6 +144,9 @@ debian12_suite() {
 	# FerretDB for the mongo stage: the root's Go is too old to build it, the host's binary is static
 	source "$(dirname "${BASH_SOURCE[0]}")/ferretdb.sh"
 	ferretdb_into_root "$DEBIAN12_ROOT" || debian12_failed "could not put FerretDB into the root" || return
+	# bsondump and mongorestore for the mongotools stage, likewise (static, built here)
+	source "$(dirname "${BASH_SOURCE[0]}")/mongotools.sh"
+	mongotools_into_root "$DEBIAN12_ROOT" || debian12_failed "could not put mongo-tools into the root" || return
 	log "running the suite in the fresh Debian 12 root $DEBIAN12_ROOT"
 	started=$SECONDS
 	in_root --bind "$DEBIAN12_DEBS" /var/cache/apt/archives "$DEBIAN12_ROOT" \

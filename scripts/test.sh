@@ -45,6 +45,11 @@
 #     --out-dir, the first copy and the change events,
 #   - runs the pg_bsonstream --to tests (test/mongo/run.sh: into FerretDB,
 #     built once by scripts/ferretdb.sh),
+#   - runs the mongo-tools checks (test/mongotools/run.sh): bsondump
+#     --objcheck on every .bson file the programs write, mongorestore of a
+#     pg_bsonexport --out-dir dump into FerretDB read back byte for byte
+#     (mongo-tools 100.8.0 built from ../shared/vendor by
+#     scripts/mongotools.sh, cached),
 #   - checks the documentation (test/docs/run.sh): the options of both
 #     programs' --help against docs/pg_bsonexport.md and docs/pg_bsonstream.md,
 #     each documented once; every relative link and #anchor of README.md,
@@ -113,6 +118,8 @@ if [ "$(pg_kind "$PG_MAJOR")" = chroot ]; then
 	# the root has no Go to build FerretDB: the host's static binary goes in
 	source scripts/ferretdb.sh
 	ferretdb_into_root "$root" || { echo "tests: 0 passed, 1 failed"; exit 1; }
+	source scripts/mongotools.sh
+	mongotools_into_root "$root" || { echo "tests: 0 passed, 1 failed"; exit 1; }
 	in_root "$root" /bin/bash /src/bson_out/scripts/test.sh --pg "$PG_MAJOR"
 	exit $?
 fi
@@ -310,6 +317,11 @@ stage model "document model tests" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" 
 # into MongoDB: pg_bsonstream --to against FerretDB, through kills and restarts on both sides
 log "pg_bsonstream --to: the first copy and every change applied into FerretDB"
 stage mongo "pg_bsonstream --to tests" env PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/mongo/run.sh
+
+# what mongo-tools (bsondump, mongorestore) say of the files the programs write
+log "mongo-tools: bsondump --objcheck on every .bson written, mongorestore of a dump into FerretDB"
+stage mongotools "mongo-tools checks" env PG_BSONEXPORT="$PG_BINDIR/pg_bsonexport" \
+	PG_BSONSTREAM="$PG_BINDIR/pg_bsonstream" test/mongotools/run.sh
 
 # the documentation: every option of --help documented once, every link resolves
 log "the documentation: options of --help against docs/, links and anchors, README length"
