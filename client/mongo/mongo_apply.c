@@ -187,96 +187,9 @@ apply_stop(int drain, char *err, size_t errsize)
 
 #else
 
-#include <mongoc/mongoc.h>
+#include "applier.h"
 
-#include "event_apply.h"
-#include "progress.h"
-#include "signals.h"
-#include "resume_token.h"
-
-#define BATCH_BYTES		(8 * 1024 * 1024)
-#define IDLE_WAIT_US	100000	/* between looks for a new segment */
-#define RETRY_MIN		0.5
-#define RETRY_MAX		8.0
-#define COPY_BATCH		1000
-#define STOP_WAIT		5		/* seconds a signal waits for the write in progress */
-#define PROGRESS_EVERY	1.0		/* seconds between stores of the position within a segment */
-
-/* One write of a batch */
-typedef struct Op
-{
-	ApplyEvent	ev;
-	uint8_t    *event;			/* the event's bytes, for the dead-letter file */
-	uint32_t	event_len;
-	int			replay;			/* may have been applied before (see replay.c's rule below) */
-	int			moved;			/* collisions moved aside for it */
-} Op;
-
-/* A unique field whose value a replay moved aside in a document */
-typedef struct MovedAside
-{
-	char		db[128];
-	char		coll[512];
-	char		field[256];
-} MovedAside;
-
-#define MAX_MOVED		64
-#define MOVED_MARK		"pg_bsonstream_replay"
-
-typedef struct Applier
-{
-	ApplyOptions o;
-	mongoc_client_t *client;
-	char	   *uri_db;			/* the URI's database, NULL if none */
-	const char *progress_db;
-	int32_t		max_bson_size;
-	int			max_writes;		/* writes per command, at most (0: the driver's split) */
-	int			ferretdb;		/* the server is FerretDB: a write error's index may be wrong */
-
-	/* the progress document */
-	char		applied[RESUME_TOKEN_LEN + 1];	/* "" if none */
-	char		initial[16];	/* "", "loading", "done" */
-	int			deferred;		/* unreachable at the start: the target read by the thread */
-	int			fresh;			/* the stored document is an earlier slot's: replaced at the first store */
-	double		stored_at;		/* when the position was last stored */
-	char		flushed[RESUME_TOKEN_LEN + 1];	/* the last batch applied, "" if none */
-	char		replay_until[RESUME_TOKEN_LEN + 1]; /* the events up to it may have been applied */
-	char		replay_end[RESUME_TOKEN_LEN + 1];	/* the last event written again in this run */
-	char		intent[RESUME_TOKEN_LEN + 1];	/* replayUntil as stored */
-	MovedAside	moved[MAX_MOVED];
-	int			nmoved;
-	int64_t		flushed_wall_ms;
-
-	/* the batch */
-	Op		   *ops;
-	int			nops;
-	int			maxops;
-	size_t		batch_bytes;
-	Op			held;			/* a delete held back: a key change's insert may follow */
-	int			has_held;
-
-	/* a split event's fragments */
-	bson_t	   *fragments;
-	uint8_t   **fragment_data;
-	int			nfragments;
-	int			maxfragments;
-
-	int			dead_fd;
-
-	/* the thread and what it shares (under lock) */
-	pthread_t	thread;
-	int			started;
-	pthread_mutex_t lock;
-	atomic_int	stop;			/* 1: after the batch, 2: once drained */
-	int			failed;
-	char		errmsg[2048];
-	ApplyStats	stats;
-	uint64_t	start_bytes;	/* unapplied segment bytes found at the start */
-	atomic_uint_fast64_t applied_bytes; /* segment bytes applied by this run */
-	double		retry_said;
-} Applier;
-
-static Applier A = {.dead_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+Applier applier = {.dead_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 int
 apply_available(void)
@@ -319,7 +232,7 @@ apply_process_init(char **argv)
 }
 
 /* The time of day, in milliseconds since 1970 (now_seconds is monotonic) */
-static int64_t
+int64_t
 wall_now_ms(void)
 {
 	struct timespec ts;
@@ -328,22 +241,22 @@ wall_now_ms(void)
 	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
+void
 set_state(const char *fmt,...)
 {
 	va_list		ap;
 
-	pthread_mutex_lock(&A.lock);
+	pthread_mutex_lock(&applier.lock);
 	va_start(ap, fmt);
-	vsnprintf(A.stats.state, sizeof(A.stats.state), fmt, ap);
+	vsnprintf(applier.stats.state, sizeof(applier.stats.state), fmt, ap);
 	va_end(ap);
-	pthread_mutex_unlock(&A.lock);
+	pthread_mutex_unlock(&applier.lock);
 }
 
-static const char *
+const char *
 target_db(const char *event_db)
 {
-	return A.uri_db ? A.uri_db : event_db;
+	return applier.uri_db ? applier.uri_db : event_db;
 }
 
 int
@@ -361,7 +274,7 @@ apply_check_name(const char *db, const char *coll, char *err, size_t errsize)
 }
 
 /* A server's error code that a new attempt may cure */
-static int
+int
 transient_code(int code)
 {
 	static const int codes[] = {6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436};
@@ -377,7 +290,7 @@ transient_code(int code)
  * primary stepping down, a write concern not met in time (not one that
  * can never be met).
  */
-static int
+int
 transient(const bson_error_t *e, const bson_t *reply)
 {
 	/* a w the deployment can never satisfy (79, 100): no wait cures it */
@@ -398,7 +311,7 @@ transient(const bson_error_t *e, const bson_t *reply)
  * does so for a NaN) but answers a ping at once: that write is refused,
  * not the server down.  Asked after a lost connection.
  */
-static int
+int
 server_answers(void)
 {
 	bson_t		ping = BSON_INITIALIZER;
@@ -406,15 +319,14 @@ server_answers(void)
 	bool		ok;
 
 	BSON_APPEND_INT32(&ping, "ping", 1);
-	ok = mongoc_client_command_simple(A.client, "admin", &ping, NULL, NULL, &e);
+	ok = mongoc_client_command_simple(applier.client, "admin", &ping, NULL, NULL, &e);
 	bson_destroy(&ping);
 	return ok;
 }
 
-#define LOST_AT_WRITE "the server closed the connection at this write (a value it cannot read: FerretDB does so for a NaN or an infinity)"
 
 /* Wait before the next attempt, saying so once per outage */
-static int
+int
 retry_wait(double *backoff, const bson_error_t *e)
 {
 	if (*backoff == 0)
@@ -427,7 +339,7 @@ retry_wait(double *backoff, const bson_error_t *e)
 	for (double w = 0; w < *backoff; w += 0.1)
 	{
 		/* a signal stops the wait; a drain (--endpos) waits on */
-		if (A.stop == 1)
+		if (applier.stop == 1)
 			return -1;
 		usleep(100000);
 	}
@@ -435,7 +347,7 @@ retry_wait(double *backoff, const bson_error_t *e)
 	return 0;
 }
 
-static void
+void
 retry_over(double *backoff)
 {
 	if (*backoff > 0)
@@ -444,27 +356,24 @@ retry_over(double *backoff)
 	set_state("%s", "");
 }
 
-static void
-fail(const char *fmt,...) __attribute__((format(printf, 1, 2)));
-
-static void
+void
 fail(const char *fmt,...)
 {
 	va_list		ap;
 
-	pthread_mutex_lock(&A.lock);
-	if (!A.failed)
+	pthread_mutex_lock(&applier.lock);
+	if (!applier.failed)
 	{
 		va_start(ap, fmt);
-		vsnprintf(A.errmsg, sizeof(A.errmsg), fmt, ap);
+		vsnprintf(applier.errmsg, sizeof(applier.errmsg), fmt, ap);
 		va_end(ap);
-		A.failed = 1;
+		applier.failed = 1;
 	}
-	pthread_mutex_unlock(&A.lock);
+	pthread_mutex_unlock(&applier.lock);
 }
 
 /* The _id of a selector, as relaxed Extended JSON, for messages */
-static char *
+char *
 id_json(const bson_t *selector)
 {
 	bson_iter_t it;
@@ -489,145 +398,13 @@ id_json(const bson_t *selector)
 	}
 }
 
-/*
- * Open the dead-letter file for appending.  A record cut short by a crash
- * in the middle of its write is cut off (a reader would stop there and
- * never see the records after it); a new file's entry is made durable.
- */
-static int
-dead_letter_open(void)
-{
-	const char *path = A.o.dead_letter;
-	int			fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	off_t		at = 0;
-	off_t		size;
-	struct stat sb;
-
-	if (fd < 0 || fstat(fd, &sb) != 0)
-	{
-		fail("could not open the dead-letter file \"%s\": %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	size = sb.st_size;
-	while (at < size)
-	{
-		uint8_t		head[4];
-		uint32_t	len;
-
-		if (pread(fd, head, 4, at) != 4)
-			break;
-		len = (uint32_t) head[0] | (uint32_t) head[1] << 8 | (uint32_t) head[2] << 16 |
-			(uint32_t) head[3] << 24;
-		if (len < 5 || (off_t) len > size - at)
-			break;
-		at += len;
-	}
-	if (at < size)
-	{
-		fprintf(stderr, "pg_bsonstream: warning: the dead-letter file \"%s\" ends in a record cut "
-				"short (%lld bytes from %lld): cut off, the records before it kept\n", path,
-				(long long) (size - at), (long long) at);
-		if (ftruncate(fd, at) != 0 || fsync(fd) != 0)
-		{
-			fail("could not cut the dead-letter file \"%s\": %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	if (size == 0)
-	{
-		char	   *slash = strrchr(path, '/');
-		char		dir[4096];
-		int			dfd = -1;
-
-		snprintf(dir, sizeof(dir), "%.*s", slash ? (int) (slash - path) + (slash == path) : 1,
-				 slash ? path : ".");
-		int			bad = fsync(fd) != 0 ||
-			(dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0;
-
-		if (!bad)
-		{
-			bad = fsync(dfd) != 0;
-			close(dfd);
-		}
-		if (bad)
-		{
-			fail("could not make the dead-letter file \"%s\" durable: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-	}
-	if (lseek(fd, 0, SEEK_END) < 0)
-	{
-		fail("could not open the dead-letter file \"%s\": %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	A.dead_fd = fd;
-	return 0;
-}
-
-/* Append a refused write to the dead-letter file, durably */
-static int
-dead_letter(const char *db, const char *coll, const bson_t *selector, const char *token,
-			const uint8_t *event, uint32_t event_len, const char *field, int code,
-			const char *message)
-{
-	bson_t		d = BSON_INITIALIZER;
-	bson_t		ns;
-	bson_t		e;
-	bson_t		inner;
-	bson_iter_t it;
-	const uint8_t *data;
-	ssize_t		w;
-
-	uint32_t	dlen;
-
-	if (A.dead_fd < 0 && dead_letter_open() != 0)
-		return -1;
-	if (token && token[0])
-		BSON_APPEND_UTF8(&d, "token", token);
-	BSON_APPEND_DOCUMENT_BEGIN(&d, "ns", &ns);
-	BSON_APPEND_UTF8(&ns, "db", db);
-	BSON_APPEND_UTF8(&ns, "coll", coll);
-	bson_append_document_end(&d, &ns);
-	if (selector && bson_iter_init_find(&it, selector, "_id"))
-		bson_append_iter(&d, "_id", 3, &it);
-	BSON_APPEND_DOCUMENT_BEGIN(&d, "error", &e);
-	BSON_APPEND_INT32(&e, "code", code);
-	BSON_APPEND_UTF8(&e, "message", message);
-	bson_append_document_end(&d, &e);
-	BSON_APPEND_DATE_TIME(&d, "at", wall_now_ms());
-	if (event && bson_init_static(&inner, event, event_len))
-		BSON_APPEND_DOCUMENT(&d, field, &inner);
-	data = bson_get_data(&d);
-	dlen = d.len;
-	w = write(A.dead_fd, data, dlen);
-	bson_destroy(&d);
-	/* fsynced even under --no-sync: the file is the only copy of what it holds */
-	if (w != (ssize_t) dlen || fsync(A.dead_fd) != 0)
-	{
-		fail("could not write the dead-letter file \"%s\": %s", A.o.dead_letter,
-			 w < 0 ? strerror(errno) : "short write");
-		return -1;
-	}
-	pthread_mutex_lock(&A.lock);
-	A.stats.refused++;
-	pthread_mutex_unlock(&A.lock);
-	fprintf(stderr, "pg_bsonstream: MongoDB refused a write to %s.%s (%s); written to %s\n",
-			db, coll, message, A.o.dead_letter);
-	return 0;
-}
-
 /* A write the server refused, or one that cannot be applied: stop, or dead-letter it */
 static int
 refused(const Op *op, int code, const char *message)
 {
 	char	   *id;
 
-	if (A.o.dead_letter)
+	if (applier.o.dead_letter)
 		return dead_letter(target_db(op->ev.db), op->ev.coll, op->ev.selector, op->ev.token,
 						   op->event, op->event_len, "event", code, message);
 	id = id_json(op->ev.selector);
@@ -701,7 +478,7 @@ first_write_error(const bson_t *reply, uint32_t *index, int *code, char *msg, si
 	return 1;
 }
 
-static int
+int
 is_write(ApplyKind k)
 {
 	return k == APPLY_REPLACE || k == APPLY_UPDATE || k == APPLY_DELETE ||
@@ -710,317 +487,6 @@ is_write(ApplyKind k)
 
 static int	apply_collection(int *idx, int n);
 
-static int	find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found);
-static char **pending_segments(uint64_t *bytes);
-static void free_names(char **names);
-static int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
-
-/* {_id: the value it} as bytes, to compare two _id values exactly */
-static int
-same_id(bson_iter_t *a, bson_iter_t *b)
-{
-	bson_t		x = BSON_INITIALIZER;
-	bson_t		y = BSON_INITIALIZER;
-	int			same;
-
-	bson_append_iter(&x, "_id", 3, a);
-	bson_append_iter(&y, "_id", 3, b);
-	same = x.len == y.len && memcmp(bson_get_data(&x), bson_get_data(&y), x.len) == 0;
-	bson_destroy(&x);
-	bson_destroy(&y);
-	return same;
-}
-
-/*
- * Does a change of the document _id 'id' of collection coll come after the
- * event 'after', within the writes sent again (up to replay_end)?  Read
- * from the segments, only when a replay collides.  1, 0, or -1.
- */
-static int
-later_change(const char *coll, bson_iter_t *id, const char *after)
-{
-	uint64_t	bytes;
-	char	  **names = pending_segments(&bytes);
-	uint8_t    *buf = NULL;
-	size_t		bufsize = 0;
-	int			found = 0;
-
-	for (int i = 0; names[i] && found == 0; i++)
-	{
-		char		path[4400];
-		FILE	   *f;
-		uint32_t	len;
-
-		if (strncmp(names[i] + RESUME_TOKEN_LEN + 1, after, RESUME_TOKEN_LEN) <= 0 ||
-			strncmp(names[i], A.replay_end, RESUME_TOKEN_LEN) > 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/changes/%s", A.o.dir, names[i]);
-		if ((f = fopen(path, "rb")) == NULL)
-			continue;
-		while (found == 0 && read_doc(f, &buf, &bufsize, &len) == 1)
-		{
-			const char *token = resume_token_of_event((const char *) buf, len);
-			bson_t		ev;
-			bson_iter_t it;
-			bson_iter_t k;
-
-			if (token == NULL || strncmp(token, after, RESUME_TOKEN_LEN) <= 0 ||
-				strncmp(token, A.replay_end, RESUME_TOKEN_LEN) > 0 || !bson_init_static(&ev, buf, len))
-				continue;
-			if (bson_iter_init(&it, &ev) && bson_iter_find_descendant(&it, "ns.coll", &k) &&
-				BSON_ITER_HOLDS_UTF8(&k) && strcmp(bson_iter_utf8(&k, NULL), coll) == 0 &&
-				bson_iter_init(&it, &ev) && bson_iter_find_descendant(&it, "documentKey._id", &k) &&
-				same_id(&k, id))
-				found = 1;
-		}
-		fclose(f);
-	}
-	free(buf);
-	free_names(names);
-	return found;
-}
-
-/* Writes sent again (a retry, an isolation): they may have been applied */
-static void
-mark_replay(int *idx, int from, int upto)
-{
-	for (int i = from; i < upto; i++)
-	{
-		A.ops[idx[i]].replay = 1;
-		if (strcmp(A.ops[idx[i]].ev.token, A.replay_end) > 0)
-			snprintf(A.replay_end, sizeof(A.replay_end), "%s", A.ops[idx[i]].ev.token);
-	}
-}
-
-/*
- * A write sent again collided on a unique index other than _id (11000).
- * Its own earlier application was overtaken by later writes, already
- * applied, that gave its value to another document (PostgreSQL passed
- * values between rows in that order); those later writes come again after
- * it.  So the other documents' values are moved aside ({MOVED_MARK: their
- * _id}, unique) for the replay to write them again in order; at the end of
- * the replay none may be left (check_moved).  Returns how many documents
- * were moved, 0 when none holds the value (then it is a real refusal), -1
- * on failure.
- */
-static int
-move_aside(const Op *op)
-{
-	const char *db = target_db(op->ev.db);
-	mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, op->ev.coll);
-	mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts(coll, NULL);
-	const bson_t *index;
-	bson_t		fields;
-	bson_iter_t it;
-	bson_iter_t id;
-	int			moved = 0;
-	bson_error_t e;
-
-	/* the values the write gives: the replacement, or its $set */
-	if (op->ev.kind == APPLY_UPDATE)
-	{
-		uint32_t	n;
-		const uint8_t *d;
-
-		if (!bson_iter_init_find(&it, op->ev.doc, "$set") || !BSON_ITER_HOLDS_DOCUMENT(&it))
-		{
-			mongoc_cursor_destroy(cur);
-			mongoc_collection_destroy(coll);
-			return 0;
-		}
-		bson_iter_document(&it, &n, &d);
-		bson_init_static(&fields, d, n);
-	}
-	else
-		bson_init_static(&fields, bson_get_data(op->ev.doc), op->ev.doc->len);
-	if (!bson_iter_init_find(&id, op->ev.selector, "_id"))
-	{
-		mongoc_cursor_destroy(cur);
-		mongoc_collection_destroy(coll);
-		return 0;
-	}
-	while (moved >= 0 && mongoc_cursor_next(cur, &index))
-	{
-		bson_iter_t k;
-		bson_iter_t key;
-		bson_t		filter = BSON_INITIALIZER;
-		bson_t		ne;
-		const char *first = NULL;
-		int			all = 1;
-		mongoc_cursor_t *others;
-		const bson_t *other;
-
-		if (!bson_iter_init_find(&k, index, "unique") || !bson_iter_as_bool(&k) ||
-			!bson_iter_init_find(&k, index, "key") || !BSON_ITER_HOLDS_DOCUMENT(&k) ||
-			!bson_iter_recurse(&k, &key))
-		{
-			bson_destroy(&filter);
-			continue;
-		}
-		while (bson_iter_next(&key))
-		{
-			bson_iter_t v;
-
-			if (strchr(bson_iter_key(&key), '.') || !bson_iter_init_find(&v, &fields, bson_iter_key(&key)))
-			{
-				all = 0;
-				break;
-			}
-			if (first == NULL)
-				first = bson_iter_key(&key);
-			bson_append_iter(&filter, bson_iter_key(&key), -1, &v);
-		}
-		if (!all || first == NULL || strcmp(first, "_id") == 0 || strlen(first) >= sizeof(A.moved[0].field))
-		{
-			bson_destroy(&filter);
-			continue;
-		}
-		BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &ne);
-		bson_append_iter(&ne, "$ne", 3, &id);
-		bson_append_document_end(&filter, &ne);
-		others = mongoc_collection_find_with_opts(coll, &filter, NULL, NULL);
-		while (mongoc_cursor_next(others, &other))
-		{
-			bson_iter_t oid;
-			bson_t		sel = BSON_INITIALIZER;
-			bson_t		upd = BSON_INITIALIZER;
-			bson_t		set;
-			bson_t		mark;
-
-			/* only a document that a later change of the replay writes again: else a real collision */
-			if (!bson_iter_init_find(&oid, other, "_id") ||
-				later_change(op->ev.coll, &oid, op->ev.token) != 1)
-				continue;
-			bson_append_iter(&sel, "_id", 3, &oid);
-			BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
-			BSON_APPEND_DOCUMENT_BEGIN(&set, first, &mark);
-			bson_append_iter(&mark, MOVED_MARK, -1, &oid);
-			{
-				bson_iter_t was;
-
-				/* its value kept: put back if no later change writes it again */
-				if (bson_iter_init_find(&was, other, first))
-					bson_append_iter(&mark, "was", 3, &was);
-			}
-			bson_append_document_end(&set, &mark);
-			bson_append_document_end(&upd, &set);
-			if (!mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e))
-			{
-				fail("MongoDB: could not move a replayed value aside in %s.%s: %s", db, op->ev.coll,
-					 e.message);
-				moved = -1;
-			}
-			else
-			{
-				int			known = 0;
-
-				for (int i = 0; i < A.nmoved; i++)
-					known |= strcmp(A.moved[i].db, db) == 0 && strcmp(A.moved[i].coll, op->ev.coll) == 0 &&
-						strcmp(A.moved[i].field, first) == 0;
-				if (!known && A.nmoved < MAX_MOVED)
-				{
-					MovedAside *m = &A.moved[A.nmoved++];
-
-					snprintf(m->db, sizeof(m->db), "%s", db);
-					snprintf(m->coll, sizeof(m->coll), "%s", op->ev.coll);
-					snprintf(m->field, sizeof(m->field), "%s", first);
-				}
-				moved++;
-			}
-			bson_destroy(&sel);
-			bson_destroy(&upd);
-			if (moved < 0)
-				break;
-		}
-		if (mongoc_cursor_error(others, &e) && moved >= 0)
-		{
-			fail("MongoDB: could not read %s.%s: %s", db, op->ev.coll, e.message);
-			moved = -1;
-		}
-		mongoc_cursor_destroy(others);
-		bson_destroy(&filter);
-	}
-	if (moved >= 0 && mongoc_cursor_error(cur, &e))
-	{
-		fail("MongoDB: could not list the indexes of %s.%s: %s", db, op->ev.coll, e.message);
-		moved = -1;
-	}
-	mongoc_cursor_destroy(cur);
-	mongoc_collection_destroy(coll);
-	if (moved > 0)
-	{
-		char	   *sid = id_json(op->ev.selector);
-
-		fprintf(stderr, "pg_bsonstream: the replay of the change of _id %s in %s.%s collided on a "
-				"unique index with %d document%s of later changes: moved aside until they are "
-				"written again\n", sid, db, op->ev.coll, moved, moved == 1 ? "" : "s");
-		bson_free(sid);
-	}
-	return moved;
-}
-
-/*
- * Once the writes sent again are all applied: every value moved aside was
- * written again by its own change.  One left would be a document that
- * differs from its row: an error, never silent.
- */
-static int
-check_moved(void)
-{
-	for (int i = 0; i < A.nmoved; i++)
-	{
-		MovedAside *m = &A.moved[i];
-		bson_t		filter = BSON_INITIALIZER;
-		bson_t		ex;
-		bson_t	   *left = NULL;
-		char		path[300];
-
-		snprintf(path, sizeof(path), "%s." MOVED_MARK, m->field);
-		BSON_APPEND_DOCUMENT_BEGIN(&filter, path, &ex);
-		BSON_APPEND_BOOL(&ex, "$exists", true);
-		bson_append_document_end(&filter, &ex);
-		if (find_one(m->db, m->coll, &filter, &left) != 0)
-		{
-			bson_destroy(&filter);
-			return -1;
-		}
-		bson_destroy(&filter);
-		if (left)
-		{
-			char	   *id = id_json(left);
-			bson_iter_t it;
-			bson_iter_t was;
-			bson_t		sel = BSON_INITIALIZER;
-			bson_t		upd = BSON_INITIALIZER;
-			bson_t		set;
-			bson_error_t e;
-			mongoc_collection_t *coll = mongoc_client_get_collection(A.client, m->db, m->coll);
-
-			/* its own value back: the document is as it was before the replay touched it */
-			if (bson_iter_init_find(&it, left, "_id"))
-				bson_append_iter(&sel, "_id", 3, &it);
-			BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
-			if (bson_iter_init_find(&it, left, m->field) && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-				bson_iter_recurse(&it, &was) && bson_iter_find(&was, "was"))
-				bson_append_iter(&set, m->field, -1, &was);
-			bson_append_document_end(&upd, &set);
-			(void) mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e);
-			mongoc_collection_destroy(coll);
-			bson_destroy(&sel);
-			bson_destroy(&upd);
-			fail("a change written again collided on a unique index of %s.%s with the document of "
-				 "_id %s, which no later change wrote: the collision is not the replay's own (that "
-				 "document's %s is as it was)\nhint: Something other than pg_bsonstream wrote "
-				 "into the collection; fix that document and run again.",
-				 m->db, m->coll, id, m->field);
-			bson_free(id);
-			bson_destroy(left);
-			return -1;
-		}
-	}
-	A.nmoved = 0;
-	return 0;
-}
 
 /*
  * The writes idx[from..upto) failed together for a cause that is one of
@@ -1035,9 +501,9 @@ isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char 
 	{
 		int			at = from;
 
-		while (!is_write(A.ops[idx[at]].ev.kind))
+		while (!is_write(applier.ops[idx[at]].ev.kind))
 			at++;
-		return refused(&A.ops[idx[at]], code, message) != 0 ? -1 : at + 1;
+		return refused(&applier.ops[idx[at]], code, message) != 0 ? -1 : at + 1;
 	}
 	for (int i = from; i < upto; i++)
 	{
@@ -1064,10 +530,10 @@ apply_collection(int *idx, int n)
 
 	while (from < n)
 	{
-		const Op   *first = &A.ops[idx[from]];
+		const Op   *first = &applier.ops[idx[from]];
 
 		/* a signal: the rest of the batch comes again on the next run */
-		if (A.stop == 1)
+		if (applier.stop == 1)
 			return -1;
 		mongoc_collection_t *coll;
 		mongoc_bulk_operation_t *bulk;
@@ -1084,17 +550,17 @@ apply_collection(int *idx, int n)
 		 * a delete of many documents (a truncate) in a command of its own,
 		 * so that one that runs long holds up no other write.
 		 */
-		deletes_many = A.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL;
-		while (upto < n && A.ops[idx[upto]].ev.kind != APPLY_REFUSED &&
-			   (A.max_writes == 0 || nwrites < A.max_writes) &&
-			   (A.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL) == deletes_many &&
+		deletes_many = applier.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL;
+		while (upto < n && applier.ops[idx[upto]].ev.kind != APPLY_REFUSED &&
+			   (applier.max_writes == 0 || nwrites < applier.max_writes) &&
+			   (applier.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL) == deletes_many &&
 			   !(deletes_many && nwrites == 1))
-			nwrites += is_write(A.ops[idx[upto++]].ev.kind);
+			nwrites += is_write(applier.ops[idx[upto++]].ev.kind);
 		if (nwrites == 0)
 		{
 			if (upto < n)
 			{
-				const Op   *r = &A.ops[idx[upto]];
+				const Op   *r = &applier.ops[idx[upto]];
 
 				if (refused(r, 0, r->ev.problem) != 0)
 					return -1;
@@ -1103,14 +569,14 @@ apply_collection(int *idx, int n)
 			from = upto;
 			continue;
 		}
-		coll = mongoc_client_get_collection(A.client, target_db(first->ev.db), first->ev.coll);
+		coll = mongoc_client_get_collection(applier.client, target_db(first->ev.db), first->ev.coll);
 		BSON_APPEND_BOOL(&opts, "ordered", true);
 		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 		bson_destroy(&opts);
 		nwrites = 0;
 		for (int i = from; i < upto; i++)
 		{
-			Op		   *op = &A.ops[idx[i]];
+			Op		   *op = &applier.ops[idx[i]];
 
 			if (!is_write(op->ev.kind))
 				continue;
@@ -1171,7 +637,7 @@ apply_collection(int *idx, int n)
 					return -1;
 				continue;
 			}
-			if (werr && nwrites > 1 && A.ferretdb)
+			if (werr && nwrites > 1 && applier.ferretdb)
 			{
 				/*
 				 * Which write was refused: one at a time (they are
@@ -1192,20 +658,20 @@ apply_collection(int *idx, int n)
 
 				bson_destroy(&reply);
 				for (; at < upto; at++)
-					if (is_write(A.ops[idx[at]].ev.kind) && ++w == (int) windex)
+					if (is_write(applier.ops[idx[at]].ev.kind) && ++w == (int) windex)
 						break;
 				if (at >= upto)
 					at = upto - 1;
-				if (code == 11000 && A.ops[idx[at]].replay && A.ops[idx[at]].moved < 3)
+				if (code == 11000 && applier.ops[idx[at]].replay && applier.ops[idx[at]].moved < 3)
 				{
-					int			m = move_aside(&A.ops[idx[at]]);
+					int			m = move_aside(&applier.ops[idx[at]]);
 
 					if (m < 0)
 						return -1;
 					if (m > 0)
 					{
 						/* the write again, with what followed it */
-						A.ops[idx[at]].moved++;
+						applier.ops[idx[at]].moved++;
 						from = at;
 						continue;
 					}
@@ -1214,7 +680,7 @@ apply_collection(int *idx, int n)
 					char		full[1100];
 
 					snprintf(full, sizeof(full), "%s (code %d)", msg, code);
-					if (refused(&A.ops[idx[at]], code, full) != 0)
+					if (refused(&applier.ops[idx[at]], code, full) != 0)
 						return -1;
 				}
 				from = at + 1;
@@ -1232,7 +698,7 @@ apply_collection(int *idx, int n)
 				 * which holds no value and may simply run longer than
 				 * socketTimeoutMS: it is sent again, on its own.
 				 */
-				if (e.domain == MONGOC_ERROR_STREAM && A.ferretdb && !deletes_many &&
+				if (e.domain == MONGOC_ERROR_STREAM && applier.ferretdb && !deletes_many &&
 					server_answers() && ++lost_here < 2)
 					continue;	/* once more at once: a connection lost by chance */
 				if (lost_here >= 2)
@@ -1270,8 +736,8 @@ progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_col
 
 	for (;;)
 	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, A.progress_db,
-																 A.o.progress_coll);
+		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, applier.progress_db,
+																 applier.o.progress_coll);
 		mongoc_bulk_operation_t *bulk = build(coll, arg);
 		bson_t		reply;
 		bson_error_t e;
@@ -1288,7 +754,7 @@ progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_col
 		if (!transient(&e, &reply))
 		{
 			bson_destroy(&reply);
-			fail("MongoDB: could not %s in %s.%s: %s", what, A.progress_db, A.o.progress_coll, e.message);
+			fail("MongoDB: could not %s in %s.%s: %s", what, applier.progress_db, applier.o.progress_coll, e.message);
 			return -1;
 		}
 		bson_destroy(&reply);
@@ -1320,15 +786,15 @@ build_progress(mongoc_collection_t *coll, void *arg)
 
 	BSON_APPEND_BOOL(&opts, "ordered", true);
 	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
-	BSON_APPEND_UTF8(&sel, "_id", A.o.slot);
+	BSON_APPEND_UTF8(&sel, "_id", applier.o.slot);
 	/* an earlier slot's document: replaced whole, none of its fields kept */
-	if (A.fresh)
-		BSON_APPEND_UTF8(&upd, "_id", A.o.slot);
+	if (applier.fresh)
+		BSON_APPEND_UTF8(&upd, "_id", applier.o.slot);
 	else
 		BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
-	if (A.fresh)
+	if (applier.fresh)
 		bson_init(&set);
-	BSON_APPEND_UTF8(&set, "systemIdentifier", A.o.system_id);
+	BSON_APPEND_UTF8(&set, "systemIdentifier", applier.o.system_id);
 	if (p->token)
 		BSON_APPEND_UTF8(&set, "token", p->token);
 	if (p->replay_until)
@@ -1339,7 +805,7 @@ build_progress(mongoc_collection_t *coll, void *arg)
 		BSON_APPEND_DATE_TIME(&set, "wallTime", p->wall_ms);
 	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
 	BSON_APPEND_BOOL(&uopts, "upsert", true);
-	if (A.fresh)
+	if (applier.fresh)
 	{
 		bson_concat(&upd, &set);
 		bson_destroy(&set);
@@ -1365,19 +831,19 @@ build_progress(mongoc_collection_t *coll, void *arg)
 	return bulk;
 }
 
-static int
+int
 store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id)
 {
 	ProgressSet p = {token, NULL, initial, wall_ms, stash_id};
 
 	if (progress_command("store the position", build_progress, &p) != 0)
 		return -1;
-	A.fresh = 0;
-	A.stored_at = now_seconds();
+	applier.fresh = 0;
+	applier.stored_at = now_seconds();
 	if (token)
-		snprintf(A.applied, sizeof(A.applied), "%s", token);
+		snprintf(applier.applied, sizeof(applier.applied), "%s", token);
 	if (initial)
-		snprintf(A.initial, sizeof(A.initial), "%s", initial);
+		snprintf(applier.initial, sizeof(applier.initial), "%s", initial);
 	return 0;
 }
 
@@ -1393,12 +859,12 @@ store_intent(const char *last)
 {
 	ProgressSet p = {NULL, last, NULL, 0, NULL};
 
-	if (A.intent[0] && strncmp(last, A.intent, RESUME_TOKEN_LEN) <= 0)
+	if (applier.intent[0] && strncmp(last, applier.intent, RESUME_TOKEN_LEN) <= 0)
 		return 0;
 	if (progress_command("store the position", build_progress, &p) != 0)
 		return -1;
-	A.fresh = 0;
-	snprintf(A.intent, sizeof(A.intent), "%.*s", RESUME_TOKEN_LEN, last);
+	applier.fresh = 0;
+	snprintf(applier.intent, sizeof(applier.intent), "%.*s", RESUME_TOKEN_LEN, last);
 	return 0;
 }
 
@@ -1439,7 +905,7 @@ check_update_targets(int *idx, int n)
 	double		backoff = 0;
 
 	for (int i = 0; i < n; i++)
-		if (A.ops[idx[i]].ev.kind == APPLY_UPDATE)
+		if (applier.ops[idx[i]].ev.kind == APPLY_UPDATE)
 			nids++;
 	if (nids == 0)
 		return 0;
@@ -1453,7 +919,7 @@ check_update_targets(int *idx, int n)
 	BSON_APPEND_ARRAY_BEGIN(&in, "$in", &list);
 	for (int i = 0; i < n; i++)
 	{
-		Op		   *op = &A.ops[idx[i]];
+		Op		   *op = &applier.ops[idx[i]];
 		bson_iter_t id;
 		int			earlier = 0;
 
@@ -1464,9 +930,9 @@ check_update_targets(int *idx, int n)
 		{
 			bson_iter_t other;
 
-			if (A.ops[idx[j]].ev.kind == APPLY_DELETE_ALL ||
-				(is_write(A.ops[idx[j]].ev.kind) && A.ops[idx[j]].ev.kind != APPLY_UPDATE &&
-				 bson_iter_init_find(&other, A.ops[idx[j]].ev.selector, "_id") && same_id(&id, &other)))
+			if (applier.ops[idx[j]].ev.kind == APPLY_DELETE_ALL ||
+				(is_write(applier.ops[idx[j]].ev.kind) && applier.ops[idx[j]].ev.kind != APPLY_UPDATE &&
+				 bson_iter_init_find(&other, applier.ops[idx[j]].ev.selector, "_id") && same_id(&id, &other)))
 				earlier = 1;
 		}
 		if (earlier)
@@ -1496,7 +962,7 @@ check_update_targets(int *idx, int n)
 	BSON_APPEND_DOCUMENT_BEGIN(&opts, "projection", &proj);
 	BSON_APPEND_INT32(&proj, "_id", 1);
 	bson_append_document_end(&opts, &proj);
-	coll = mongoc_client_get_collection(A.client, target_db(A.ops[idx[0]].ev.db), A.ops[idx[0]].ev.coll);
+	coll = mongoc_client_get_collection(applier.client, target_db(applier.ops[idx[0]].ev.db), applier.ops[idx[0]].ev.coll);
 again:
 	cur = mongoc_collection_find_with_opts(coll, &filter, &opts, primary);
 	while (mongoc_cursor_next(cur, &doc))
@@ -1509,8 +975,8 @@ again:
 		{
 			bson_iter_t id;
 
-			if (!found[i] && A.ops[idx[i]].ev.kind == APPLY_UPDATE &&
-				bson_iter_init_find(&id, A.ops[idx[i]].ev.selector, "_id") && same_id(&id, &got))
+			if (!found[i] && applier.ops[idx[i]].ev.kind == APPLY_UPDATE &&
+				bson_iter_init_find(&id, applier.ops[idx[i]].ev.selector, "_id") && same_id(&id, &got))
 				found[i] = 1;
 		}
 	}
@@ -1524,7 +990,7 @@ again:
 			goto again;
 		if (!t)
 			fail("MongoDB: could not look up the documents of the updates of %s.%s: %s",
-				 target_db(A.ops[idx[0]].ev.db), A.ops[idx[0]].ev.coll, e.message);
+				 target_db(applier.ops[idx[0]].ev.db), applier.ops[idx[0]].ev.coll, e.message);
 		rc = -1;
 	}
 	else
@@ -1537,7 +1003,7 @@ again:
 	bson_destroy(&opts);
 	for (int i = 0; i < n && rc == 0; i++)
 	{
-		Op		   *op = &A.ops[idx[i]];
+		Op		   *op = &applier.ops[idx[i]];
 		bson_iter_t id;
 
 		if (op->ev.kind == APPLY_UPDATE && !found[i] && op->replay &&
@@ -1565,15 +1031,15 @@ flush_batch(int store)
 	int			rc = 0;
 	const Op   *last;
 
-	if (A.nops == 0)
+	if (applier.nops == 0)
 	{
 		/* the batches were applied as they filled: the position of the last, at a segment's end */
-		if (store && A.nmoved == 0 && A.flushed[0] && strcmp(A.flushed, A.applied) > 0)
-			return store_progress(A.flushed, NULL, A.flushed_wall_ms, NULL);
+		if (store && applier.nmoved == 0 && applier.flushed[0] && strcmp(applier.flushed, applier.applied) > 0)
+			return store_progress(applier.flushed, NULL, applier.flushed_wall_ms, NULL);
 		return 0;
 	}
-	idx = malloc(sizeof(int) * A.nops);
-	done = calloc(A.nops, 1);
+	idx = malloc(sizeof(int) * applier.nops);
+	done = calloc(applier.nops, 1);
 	if (idx == NULL || done == NULL)
 	{
 		fail("out of memory");
@@ -1581,15 +1047,15 @@ flush_batch(int store)
 		free(done);
 		return -1;
 	}
-	for (int i = 0; i < A.nops && rc == 0; i++)
+	for (int i = 0; i < applier.nops && rc == 0; i++)
 	{
 		int			n = 0;
 
 		if (done[i])
 			continue;
-		for (int j = i; j < A.nops; j++)
-			if (!done[j] && strcmp(A.ops[j].ev.coll, A.ops[i].ev.coll) == 0 &&
-				strcmp(A.ops[j].ev.db, A.ops[i].ev.db) == 0)
+		for (int j = i; j < applier.nops; j++)
+			if (!done[j] && strcmp(applier.ops[j].ev.coll, applier.ops[i].ev.coll) == 0 &&
+				strcmp(applier.ops[j].ev.db, applier.ops[i].ev.db) == 0)
 			{
 				idx[n++] = j;
 				done[j] = 1;
@@ -1600,55 +1066,55 @@ flush_batch(int store)
 	}
 	free(idx);
 	free(done);
-	last = &A.ops[A.nops - 1];
+	last = &applier.ops[applier.nops - 1];
 	/* the replay over: before its position is stored, nothing may be left moved aside */
-	if (rc == 0 && A.nmoved && strcmp(last->ev.token, A.replay_end) >= 0)
+	if (rc == 0 && applier.nmoved && strcmp(last->ev.token, applier.replay_end) >= 0)
 		rc = check_moved();
 	/* no position stored while values are moved aside: a stop then replays from before them */
-	if (rc == 0 && A.nmoved == 0 && (store || now_seconds() - A.stored_at >= PROGRESS_EVERY))
+	if (rc == 0 && applier.nmoved == 0 && (store || now_seconds() - applier.stored_at >= PROGRESS_EVERY))
 		rc = store_progress(last->ev.token, NULL, last->ev.wall_ms, NULL);
 	if (rc == 0)
 	{
-		snprintf(A.flushed, sizeof(A.flushed), "%s", last->ev.token);
-		A.flushed_wall_ms = last->ev.wall_ms;
-		pthread_mutex_lock(&A.lock);
-		A.stats.events += A.nops;
-		snprintf(A.stats.token, sizeof(A.stats.token), "%s", last->ev.token);
-		A.stats.wall_ms = last->ev.wall_ms;
-		pthread_mutex_unlock(&A.lock);
+		snprintf(applier.flushed, sizeof(applier.flushed), "%s", last->ev.token);
+		applier.flushed_wall_ms = last->ev.wall_ms;
+		pthread_mutex_lock(&applier.lock);
+		applier.stats.events += applier.nops;
+		snprintf(applier.stats.token, sizeof(applier.stats.token), "%s", last->ev.token);
+		applier.stats.wall_ms = last->ev.wall_ms;
+		pthread_mutex_unlock(&applier.lock);
 	}
-	for (int i = 0; i < A.nops; i++)
-		free_op(&A.ops[i]);
-	A.nops = 0;
-	A.batch_bytes = 0;
+	for (int i = 0; i < applier.nops; i++)
+		free_op(&applier.ops[i]);
+	applier.nops = 0;
+	applier.batch_bytes = 0;
 	return rc;
 }
 
 static int
 add_op(Op *op)
 {
-	if (A.nops == A.maxops)
+	if (applier.nops == applier.maxops)
 	{
-		int			n = A.maxops ? A.maxops * 2 : 256;
-		Op		   *ops = realloc(A.ops, sizeof(Op) * n);
+		int			n = applier.maxops ? applier.maxops * 2 : 256;
+		Op		   *ops = realloc(applier.ops, sizeof(Op) * n);
 
 		if (ops == NULL)
 		{
 			fail("out of memory");
 			return -1;
 		}
-		A.ops = ops;
-		A.maxops = n;
+		applier.ops = ops;
+		applier.maxops = n;
 	}
-	A.ops[A.nops++] = *op;
-	A.batch_bytes += op->event_len;
-	if (A.nops >= A.o.batch_events || A.batch_bytes >= BATCH_BYTES)
+	applier.ops[applier.nops++] = *op;
+	applier.batch_bytes += op->event_len;
+	if (applier.nops >= applier.o.batch_events || applier.batch_bytes >= BATCH_BYTES)
 		return flush_batch(0);
 	return 0;
 }
 
 /* The first document of filter in db.coll (NULL if none), retried while transient */
-static int
+int
 find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found)
 {
 	double		backoff = 0;
@@ -1659,7 +1125,7 @@ find_one(const char *db, const char *collname, const bson_t *filter, bson_t **fo
 	*found = NULL;
 	for (;;)
 	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, collname);
+		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, db, collname);
 		bson_t		opts = BSON_INITIALIZER;
 		mongoc_cursor_t *cur;
 		const bson_t *doc;
@@ -1743,9 +1209,9 @@ apply_key_change(Op *del, Op *ins)
 	/* the key change's own store of the position covers these */
 	if (flush_batch(0) != 0)
 		return -1;
-	snprintf(stash_id, sizeof(stash_id), "%s@%s", A.o.slot, ins->ev.token);
+	snprintf(stash_id, sizeof(stash_id), "%s@%s", applier.o.slot, ins->ev.token);
 	BSON_APPEND_UTF8(&filter, "_id", stash_id);
-	rc = find_one(A.progress_db, A.o.progress_coll, &filter, &stash);
+	rc = find_one(applier.progress_db, applier.o.progress_coll, &filter, &stash);
 	bson_destroy(&filter);
 	if (rc != 0)
 		return -1;
@@ -1820,25 +1286,25 @@ apply_key_change(Op *del, Op *ins)
 	bson_destroy(&newdoc);
 	{
 		int			idx[2] = {0, 1};
-		Op		   *saved = A.ops;
-		int			savedn = A.nops;
+		Op		   *saved = applier.ops;
+		int			savedn = applier.nops;
 		Op			pair[2] = {*del, *ins};
 
-		A.ops = pair;
-		A.nops = 2;
+		applier.ops = pair;
+		applier.nops = 2;
 		rc = apply_collection(idx, 2);
-		A.ops = saved;
-		A.nops = savedn;
+		applier.ops = saved;
+		applier.nops = savedn;
 	}
 	if (rc == 0)
 		rc = store_progress(ins->ev.token, NULL, ins->ev.wall_ms, stash_id);
 	if (rc == 0)
 	{
-		pthread_mutex_lock(&A.lock);
-		A.stats.events += 2;
-		snprintf(A.stats.token, sizeof(A.stats.token), "%s", ins->ev.token);
-		A.stats.wall_ms = ins->ev.wall_ms;
-		pthread_mutex_unlock(&A.lock);
+		pthread_mutex_lock(&applier.lock);
+		applier.stats.events += 2;
+		snprintf(applier.stats.token, sizeof(applier.stats.token), "%s", ins->ev.token);
+		applier.stats.wall_ms = ins->ev.wall_ms;
+		pthread_mutex_unlock(&applier.lock);
 	}
 	free_op(del);
 	free_op(ins);
@@ -1848,10 +1314,10 @@ apply_key_change(Op *del, Op *ins)
 static int
 release_held(void)
 {
-	if (!A.has_held)
+	if (!applier.has_held)
 		return 0;
-	A.has_held = 0;
-	return add_op(&A.held);
+	applier.has_held = 0;
+	return add_op(&applier.held);
 }
 
 /* One (merged) event of the stream */
@@ -1877,7 +1343,7 @@ take_event(const uint8_t *data, uint32_t len)
 	}
 	memcpy(op.event, data, len);
 	op.event_len = len;
-	op.replay = A.replay_until[0] && strncmp(op.ev.token, A.replay_until, RESUME_TOKEN_LEN) <= 0;
+	op.replay = applier.replay_until[0] && strncmp(op.ev.token, applier.replay_until, RESUME_TOKEN_LEN) <= 0;
 	/* a table made while streaming, under a name MongoDB refuses: by the policy */
 	if (op.ev.kind != APPLY_NOTHING && op.ev.kind != APPLY_REFUSED &&
 		apply_check_name(op.ev.db, op.ev.coll, err, sizeof(err)) != 0)
@@ -1887,11 +1353,11 @@ take_event(const uint8_t *data, uint32_t len)
 	}
 	if (op.ev.kind == APPLY_KEY_CHANGE_INSERT)
 	{
-		if (A.has_held && strcmp(A.held.ev.coll, op.ev.coll) == 0 &&
-			strncmp(A.held.ev.token, op.ev.token, RESUME_TOKEN_LSN_DIGITS) == 0)
+		if (applier.has_held && strcmp(applier.held.ev.coll, op.ev.coll) == 0 &&
+			strncmp(applier.held.ev.token, op.ev.token, RESUME_TOKEN_LSN_DIGITS) == 0)
 		{
-			A.has_held = 0;
-			return apply_key_change(&A.held, &op);
+			applier.has_held = 0;
+			return apply_key_change(&applier.held, &op);
 		}
 		/* no delete before it: a plain upsert of what it has */
 		op.ev.kind = APPLY_REPLACE;
@@ -1903,8 +1369,8 @@ take_event(const uint8_t *data, uint32_t len)
 	}
 	if (op.ev.kind == APPLY_DELETE)
 	{
-		A.held = op;
-		A.has_held = 1;
+		applier.held = op;
+		applier.has_held = 1;
 		return 0;
 	}
 	return add_op(&op);
@@ -1913,12 +1379,12 @@ take_event(const uint8_t *data, uint32_t len)
 static void
 free_fragments(void)
 {
-	for (int i = 0; i < A.nfragments; i++)
+	for (int i = 0; i < applier.nfragments; i++)
 	{
-		bson_destroy(&A.fragments[i]);
-		free(A.fragment_data[i]);
+		bson_destroy(&applier.fragments[i]);
+		free(applier.fragment_data[i]);
 	}
-	A.nfragments = 0;
+	applier.nfragments = 0;
 }
 
 /* An event of a segment: whole, or a fragment of a split one */
@@ -1930,46 +1396,46 @@ read_event(const uint8_t *data, uint32_t len)
 
 	if (!event_split_info(data, len, &fragment, &of))
 	{
-		if (A.nfragments)
+		if (applier.nfragments)
 		{
-			fail("a split event whose fragments end at %d of %d", A.nfragments, of);
+			fail("a split event whose fragments end at %d of %d", applier.nfragments, of);
 			return -1;
 		}
 		return take_event(data, len);
 	}
-	if (fragment != A.nfragments + 1)
+	if (fragment != applier.nfragments + 1)
 	{
-		fail("fragment %d of a split event where %d was expected", fragment, A.nfragments + 1);
+		fail("fragment %d of a split event where %d was expected", fragment, applier.nfragments + 1);
 		return -1;
 	}
-	if (A.nfragments == A.maxfragments)
+	if (applier.nfragments == applier.maxfragments)
 	{
-		int			n = A.maxfragments ? A.maxfragments * 2 : 4;
+		int			n = applier.maxfragments ? applier.maxfragments * 2 : 4;
 
-		A.fragments = realloc(A.fragments, sizeof(bson_t) * n);
-		A.fragment_data = realloc(A.fragment_data, sizeof(uint8_t *) * n);
-		if (A.fragments == NULL || A.fragment_data == NULL)
+		applier.fragments = realloc(applier.fragments, sizeof(bson_t) * n);
+		applier.fragment_data = realloc(applier.fragment_data, sizeof(uint8_t *) * n);
+		if (applier.fragments == NULL || applier.fragment_data == NULL)
 		{
 			fail("out of memory");
 			return -1;
 		}
-		A.maxfragments = n;
+		applier.maxfragments = n;
 	}
-	A.fragment_data[A.nfragments] = malloc(len);
-	if (A.fragment_data[A.nfragments] == NULL)
+	applier.fragment_data[applier.nfragments] = malloc(len);
+	if (applier.fragment_data[applier.nfragments] == NULL)
 	{
 		fail("out of memory");
 		return -1;
 	}
-	memcpy(A.fragment_data[A.nfragments], data, len);
-	bson_init_static(&A.fragments[A.nfragments], A.fragment_data[A.nfragments], len);
-	A.nfragments++;
+	memcpy(applier.fragment_data[applier.nfragments], data, len);
+	bson_init_static(&applier.fragments[applier.nfragments], applier.fragment_data[applier.nfragments], len);
+	applier.nfragments++;
 	if (fragment == of)
 	{
 		bson_t		merged;
 		int			rc;
 
-		event_merge_fragments(A.fragments, A.nfragments, &merged);
+		event_merge_fragments(applier.fragments, applier.nfragments, &merged);
 		free_fragments();
 		rc = take_event(bson_get_data(&merged), merged.len);
 		bson_destroy(&merged);
@@ -1979,7 +1445,7 @@ read_event(const uint8_t *data, uint32_t len)
 }
 
 /* Read one BSON document from f into *buf; 1, 0 at the end, -1 on error */
-static int
+int
 read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len)
 {
 	uint8_t		head[4];
@@ -2026,7 +1492,7 @@ cmp_names(const void *a, const void *b)
  * The closed segments not yet applied, in stream order (their names sort
  * so); *bytes: their size.  NULL-terminated, malloc'ed.
  */
-static char **
+char **
 pending_segments(uint64_t *bytes)
 {
 	char		path[4096];
@@ -2037,7 +1503,7 @@ pending_segments(uint64_t *bytes)
 	int			max = 0;
 
 	*bytes = 0;
-	snprintf(path, sizeof(path), "%s/changes", A.o.dir);
+	snprintf(path, sizeof(path), "%s/changes", applier.o.dir);
 	d = opendir(path);
 	if (d == NULL)
 		return calloc(1, sizeof(char *));
@@ -2047,7 +1513,7 @@ pending_segments(uint64_t *bytes)
 		char		p[4400];
 
 		if (!is_segment_name(de->d_name) ||
-			(A.applied[0] && strncmp(de->d_name + RESUME_TOKEN_LEN + 1, A.applied, RESUME_TOKEN_LEN) <= 0))
+			(applier.applied[0] && strncmp(de->d_name + RESUME_TOKEN_LEN + 1, applier.applied, RESUME_TOKEN_LEN) <= 0))
 			continue;
 		if (n + 1 >= max)
 		{
@@ -2067,7 +1533,7 @@ pending_segments(uint64_t *bytes)
 	return names;
 }
 
-static void
+void
 free_names(char **names)
 {
 	for (int i = 0; names[i]; i++)
@@ -2083,15 +1549,15 @@ remove_applied(void)
 	DIR		   *d;
 	struct dirent *de;
 
-	if (A.o.keep_applied || A.applied[0] == '\0')
+	if (applier.o.keep_applied || applier.applied[0] == '\0')
 		return;
-	snprintf(path, sizeof(path), "%s/changes", A.o.dir);
+	snprintf(path, sizeof(path), "%s/changes", applier.o.dir);
 	d = opendir(path);
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL)
 		if (is_segment_name(de->d_name) &&
-			strncmp(de->d_name + RESUME_TOKEN_LEN + 1, A.applied, RESUME_TOKEN_LEN) <= 0)
+			strncmp(de->d_name + RESUME_TOKEN_LEN + 1, applier.applied, RESUME_TOKEN_LEN) <= 0)
 		{
 			char		p[4400];
 
@@ -2113,7 +1579,7 @@ apply_segment(const char *name)
 	int			r;
 	struct stat sb;
 
-	snprintf(path, sizeof(path), "%s/changes/%s", A.o.dir, name);
+	snprintf(path, sizeof(path), "%s/changes/%s", applier.o.dir, name);
 	f = fopen(path, "rb");
 	if (f == NULL)
 	{
@@ -2133,27 +1599,27 @@ apply_segment(const char *name)
 			r = -1;
 			break;
 		}
-		if (A.applied[0] && strncmp(token, A.applied, RESUME_TOKEN_LEN) <= 0 && A.nfragments == 0)
+		if (applier.applied[0] && strncmp(token, applier.applied, RESUME_TOKEN_LEN) <= 0 && applier.nfragments == 0)
 			continue;
 		if (read_event(buf, len) != 0)
 		{
 			r = -2;
 			break;
 		}
-		if (A.stop == 1)
+		if (applier.stop == 1)
 		{
 			r = -2;
 			break;
 		}
 	}
-	if (A.stop == 1 && !apply_failed(NULL, 0))
+	if (applier.stop == 1 && !apply_failed(NULL, 0))
 	{
 		/*
 		 * A signal: the batches applied so far keep their position, the
 		 * rest of the segment (a transaction may be long) comes again.
 		 */
-		if (A.flushed[0] && strcmp(A.flushed, A.applied) > 0)
-			(void) store_progress(A.flushed, NULL, A.flushed_wall_ms, NULL);
+		if (applier.flushed[0] && strcmp(applier.flushed, applier.applied) > 0)
+			(void) store_progress(applier.flushed, NULL, applier.flushed_wall_ms, NULL);
 		r = -2;
 	}
 	if (r == -1)
@@ -2161,10 +1627,10 @@ apply_segment(const char *name)
 	if (r == 0 && (release_held() != 0 || flush_batch(1) != 0))
 		r = -2;
 	if (r == 0 && fstat(fileno(f), &sb) == 0)
-		A.applied_bytes += (uint64_t) sb.st_size;
+		applier.applied_bytes += (uint64_t) sb.st_size;
 	fclose(f);
 	free(buf);
-	if (r == 0 && A.nfragments)
+	if (r == 0 && applier.nfragments)
 	{
 		fail("segment \"%s\" ends in the middle of a split event", path);
 		r = -1;
@@ -2172,523 +1638,6 @@ apply_segment(const char *name)
 	return r == 0 ? 0 : -1;
 }
 
-/* ---- the first copy ---- */
-
-static int
-read_file(const char *path, char **out)
-{
-	FILE	   *f = fopen(path, "rb");
-	long		n;
-
-	*out = NULL;
-	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
-	{
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	*out = malloc((size_t) n + 1);
-	if (*out == NULL || fread(*out, 1, (size_t) n, f) != (size_t) n)
-	{
-		fclose(f);
-		free(*out);
-		*out = NULL;
-		return -1;
-	}
-	(*out)[n] = '\0';
-	fclose(f);
-	return 0;
-}
-
-/* Is db.coll empty (or missing)?  1, 0, or -1 (failed) */
-static int
-collection_empty(const char *db, const char *coll)
-{
-	bson_t		filter = BSON_INITIALIZER;
-	bson_t	   *doc = NULL;
-	int			rc = find_one(db, coll, &filter, &doc);
-
-	bson_destroy(&filter);
-	if (rc != 0)
-		return -1;
-	if (doc)
-		bson_destroy(doc);
-	return doc == NULL;
-}
-
-/* A document of the first copy that cannot be written: stop, or dead-letter it */
-static int
-copy_refused(const char *db, const char *collname, const bson_t *doc, int code, const char *message)
-{
-	char	   *id;
-
-	if (A.o.dead_letter)
-		return dead_letter(db, collname, doc, NULL, bson_get_data(doc), doc->len, "document",
-						   code, message);
-	id = id_json(doc);
-	fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
-		 "hint: Fix the cause, or give --dead-letter=FILE to write such documents there and go on.",
-		 id, db, collname, message);
-	bson_free(id);
-	return -1;
-}
-
-/* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
-static int
-insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, int resuming)
-{
-	double		backoff = 0;
-	int			lost_here = 0;
-
-	for (;;)
-	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(A.client, db, collname);
-		bson_t		opts = BSON_INITIALIZER;
-		mongoc_bulk_operation_t *bulk;
-		bson_t		reply;
-		bson_error_t e;
-		uint32_t	ok;
-		int			rc = 0;
-
-		BSON_APPEND_BOOL(&opts, "ordered", false);
-		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
-		for (int i = 0; i < n; i++)
-			if (!mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e))
-			{
-				/* refused by the driver (a key it does not take): by the policy, the rest as they are */
-				mongoc_bulk_operation_destroy(bulk);
-				mongoc_collection_destroy(coll);
-				bson_destroy(&opts);
-				if (i > 0 && insert_copy_batch(db, collname, docs, i, resuming) != 0)
-					return -1;
-				if (copy_refused(db, collname, docs[i], (int) e.code, e.message) != 0)
-					return -1;
-				return i + 1 < n ? insert_copy_batch(db, collname, docs + i + 1, n - i - 1, resuming) : 0;
-			}
-		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
-		mongoc_bulk_operation_destroy(bulk);
-		mongoc_collection_destroy(coll);
-		bson_destroy(&opts);
-		if (ok)
-		{
-			bson_destroy(&reply);
-			retry_over(&backoff);
-			return 0;
-		}
-		{
-			bson_iter_t it;
-			bson_iter_t arr;
-			int			any = 0;
-
-			if (bson_iter_init_find(&it, &reply, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
-				bson_iter_recurse(&it, &arr))
-			{
-				while (bson_iter_next(&arr) && rc == 0)
-				{
-					bson_iter_t w;
-					int			index = -1;
-					int			code = 0;
-					const char *msg = "refused";
-
-					any = 1;
-					if (!bson_iter_recurse(&arr, &w))
-						continue;
-					while (bson_iter_next(&w))
-					{
-						if (strcmp(bson_iter_key(&w), "index") == 0)
-							index = (int) bson_iter_as_int64(&w);
-						else if (strcmp(bson_iter_key(&w), "code") == 0)
-							code = (int) bson_iter_as_int64(&w);
-						else if (strcmp(bson_iter_key(&w), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&w))
-							msg = bson_iter_utf8(&w, NULL);
-					}
-					if (code == 11000 && resuming)
-						continue;
-					if (index < 0 || index >= n)
-						index = 0;
-					{
-						char		m[1100];
-
-						snprintf(m, sizeof(m), "%s (code %d)", msg, code);
-						rc = copy_refused(db, collname, docs[index], code, m);
-					}
-				}
-			}
-			if (any)
-			{
-				bson_destroy(&reply);
-				return rc;
-			}
-			if (transient(&e, &reply))
-			{
-				bson_destroy(&reply);
-				/* the documents written before the failure are there now */
-				resuming = 1;
-				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
-					continue;
-				if (lost_here >= 2)
-				{
-					if (n == 1)
-						return copy_refused(db, collname, docs[0], 0, LOST_AT_WRITE);
-					for (int i = 0; i < n; i++)
-						if (insert_copy_batch(db, collname, &docs[i], 1, 1) != 0)
-							return -1;
-					return 0;
-				}
-				if (retry_wait(&backoff, &e) != 0)
-					return -1;
-				continue;
-			}
-			bson_destroy(&reply);
-			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
-			{
-				/* the driver refused one document (too large): each on its own */
-				if (n == 1)
-					return copy_refused(db, collname, docs[0], (int) e.code, e.message);
-				for (int i = 0; i < n; i++)
-					if (insert_copy_batch(db, collname, &docs[i], 1, resuming) != 0)
-						return -1;
-				return 0;
-			}
-			fail("MongoDB: %s (the first copy of %s.%s)", e.message, db, collname);
-			return -1;
-		}
-	}
-}
-
-static int
-load_collection_documents(const char *db, const char *coll, const char *path, int resuming)
-{
-	FILE	   *f = fopen(path, "rb");
-	uint8_t    *buf = NULL;
-	size_t		bufsize = 0;
-	uint32_t	len;
-	bson_t	   *docs[COPY_BATCH];
-	int			n = 0;
-	int			r;
-	int			rc = 0;
-	size_t		bytes = 0;
-
-	if (f == NULL)
-	{
-		fail("could not open \"%s\": %s", path, strerror(errno));
-		return -1;
-	}
-	while (rc == 0 && (r = read_doc(f, &buf, &bufsize, &len)) == 1)
-	{
-		docs[n] = bson_new_from_data(buf, len);
-		if (docs[n] == NULL)
-		{
-			fail("\"%s\" holds a damaged document", path);
-			rc = -1;
-			break;
-		}
-		bytes += len;
-		if (++n == COPY_BATCH || bytes >= BATCH_BYTES)
-		{
-			rc = insert_copy_batch(db, coll, docs, n, resuming);
-			for (int i = 0; i < n; i++)
-				bson_destroy(docs[i]);
-			n = 0;
-			bytes = 0;
-		}
-		if (A.stop == 1 && rc == 0)
-		{
-			fprintf(stderr, "pg_bsonstream: stopped while loading the first copy into MongoDB "
-					"(%s.%s): the next run goes on with it\n", db, coll);
-			rc = -1;
-		}
-	}
-	if (rc == 0 && r == -1)
-	{
-		fail("\"%s\" is damaged (a document cut short)", path);
-		rc = -1;
-	}
-	if (rc == 0 && n)
-		rc = insert_copy_batch(db, coll, docs, n, resuming);
-	for (int i = 0; i < n; i++)
-		bson_destroy(docs[i]);
-	free(buf);
-	fclose(f);
-	return rc;
-}
-
-/*
- * One index of a copy's metadata, as mongorestore makes it: without "ns",
- * and without "v" (the server's own index version; FerretDB refuses the
- * option).  A refusal names the index and leaves the others to be made.
- */
-static int
-load_index(const char *db, const char *coll, bson_iter_t *def)
-{
-	bson_iter_t f;
-	bson_t		cmd = BSON_INITIALIZER;
-	bson_t		list;
-	bson_t		spec;
-	const char *name = "?";
-	double		backoff = 0;
-
-	BSON_APPEND_UTF8(&cmd, "createIndexes", coll);
-	BSON_APPEND_ARRAY_BEGIN(&cmd, "indexes", &list);
-	BSON_APPEND_DOCUMENT_BEGIN(&list, "0", &spec);
-	bson_iter_recurse(def, &f);
-	while (bson_iter_next(&f))
-	{
-		if (strcmp(bson_iter_key(&f), "ns") == 0 || strcmp(bson_iter_key(&f), "v") == 0)
-			continue;
-		if (strcmp(bson_iter_key(&f), "name") == 0 && BSON_ITER_HOLDS_UTF8(&f))
-			name = bson_iter_utf8(&f, NULL);
-		bson_append_iter(&spec, NULL, 0, &f);
-	}
-	bson_append_document_end(&list, &spec);
-	bson_append_array_end(&cmd, &list);
-	for (;;)
-	{
-		mongoc_database_t *d = mongoc_client_get_database(A.client, db);
-		bson_t		reply;
-		bson_error_t e;
-		bool		ok = mongoc_database_write_command_with_opts(d, &cmd, NULL, &reply, &e);
-		int			again = !ok && transient(&e, &reply);
-		int			rc = -1;
-
-		mongoc_database_destroy(d);
-		bson_destroy(&reply);
-		if (ok)
-		{
-			retry_over(&backoff);
-			rc = 0;
-		}
-		else if (again)
-		{
-			if (retry_wait(&backoff, &e) == 0)
-				continue;
-		}
-		else if (A.o.dead_letter)
-			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
-							 "createIndexes", (int) e.code, e.message);
-		else
-			fail("MongoDB refused index %s of the first copy's %s.%s: %s (code %d)\nhint: Give "
-				 "--dead-letter=FILE to write the refused index definitions there and go on "
-				 "without them.", name, db, coll, e.message, (int) e.code);
-		bson_destroy(&cmd);
-		return rc;
-	}
-}
-
-/* The indexes of a copy's metadata but _id's, one at a time */
-static int
-load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
-{
-	bson_iter_t it;
-	bson_iter_t arr;
-
-	if (!bson_iter_init_find(&it, meta, "indexes") || !BSON_ITER_HOLDS_ARRAY(&it) ||
-		!bson_iter_recurse(&it, &arr))
-		return 0;
-	while (bson_iter_next(&arr))
-	{
-		bson_iter_t f;
-
-		if (!BSON_ITER_HOLDS_DOCUMENT(&arr) ||
-			(bson_iter_recurse(&arr, &f) && bson_iter_find(&f, "name") &&
-			 BSON_ITER_HOLDS_UTF8(&f) && strcmp(bson_iter_utf8(&f, NULL), "_id_") == 0))
-			continue;
-		if (load_index(db, coll, &arr) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-typedef struct CopyColl
-{
-	char		db[256];
-	char		coll[512];
-	char		bson_path[4800];
-	bson_t	   *meta;
-} CopyColl;
-
-/* The collections of DIR/initial: from each <db>/<file>.metadata.json */
-static int
-list_copy(CopyColl **out, int *nout)
-{
-	char		root[4096];
-	DIR		   *d;
-	struct dirent *de;
-	int			n = 0;
-	int			max = 0;
-	CopyColl   *cs = NULL;
-
-	snprintf(root, sizeof(root), "%s/initial", A.o.dir);
-	*out = NULL;
-	*nout = 0;
-	d = opendir(root);
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
-	{
-		char		dbdir[4400];
-		DIR		   *dd;
-		struct dirent *fe;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(dbdir, sizeof(dbdir), "%s/%s", root, de->d_name);
-		dd = opendir(dbdir);
-		if (dd == NULL)
-			continue;
-		while ((fe = readdir(dd)) != NULL)
-		{
-			size_t		l = strlen(fe->d_name);
-			char		mpath[4700];
-			char	   *json;
-			bson_error_t e;
-			bson_t	   *meta;
-			bson_iter_t it;
-
-			if (l <= 14 || strcmp(fe->d_name + l - 14, ".metadata.json") != 0)
-				continue;
-			snprintf(mpath, sizeof(mpath), "%s/%s", dbdir, fe->d_name);
-			if (read_file(mpath, &json) != 0)
-			{
-				fail("could not read \"%s\": %s", mpath, strerror(errno));
-				closedir(dd);
-				closedir(d);
-				return -1;
-			}
-			meta = bson_new_from_json((const uint8_t *) json, -1, &e);
-			free(json);
-			if (meta == NULL || !bson_iter_init_find(&it, meta, "collectionName") ||
-				!BSON_ITER_HOLDS_UTF8(&it))
-			{
-				fail("\"%s\" is no collection's metadata: %s", mpath, meta ? "no collectionName" : e.message);
-				if (meta)
-					bson_destroy(meta);
-				closedir(dd);
-				closedir(d);
-				return -1;
-			}
-			if (n == max)
-			{
-				max = max ? max * 2 : 16;
-				cs = realloc(cs, sizeof(CopyColl) * max);
-			}
-			snprintf(cs[n].db, sizeof(cs[n].db), "%s", de->d_name);
-			snprintf(cs[n].coll, sizeof(cs[n].coll), "%s", bson_iter_utf8(&it, NULL));
-			snprintf(cs[n].bson_path, sizeof(cs[n].bson_path), "%s/%.*s.bson", dbdir,
-					 (int) (l - 14) & 0xff, fe->d_name);
-			cs[n].meta = meta;
-			n++;
-		}
-		closedir(dd);
-	}
-	closedir(d);
-	*out = cs;
-	*nout = n;
-	return 0;
-}
-
-static void
-remove_tree(const char *path)
-{
-	DIR		   *d = opendir(path);
-	struct dirent *de;
-
-	if (d == NULL)
-	{
-		(void) unlink(path);
-		return;
-	}
-	while ((de = readdir(d)) != NULL)
-	{
-		char		p[4400];
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-		remove_tree(p);
-	}
-	closedir(d);
-	(void) rmdir(path);
-}
-
-/* Load DIR/initial into MongoDB, unless done */
-static int
-load_initial(void)
-{
-	CopyColl   *cs;
-	int			n;
-	int			resuming = strcmp(A.initial, "loading") == 0;
-	int			rc = 0;
-	char		marker[4200];
-	struct stat sb;
-
-	if (strcmp(A.initial, "done") == 0)
-		return 0;
-	snprintf(marker, sizeof(marker), "%s/initial/.incomplete", A.o.dir);
-	if (stat(marker, &sb) == 0)
-	{
-		fail("the first copy in \"%s/initial\" is unfinished: it cannot be loaded", A.o.dir);
-		return -1;
-	}
-	if (list_copy(&cs, &n) != 0)
-		return -1;
-	if (n == 0 && resuming)
-	{
-		/* the changes would be applied on top of a copy loaded in part */
-		fail("the first copy was being loaded into MongoDB, and \"%s/initial\" is gone: the "
-			 "rest of it cannot be loaded\nhint: Start again: drop the target's collections and "
-			 "the progress document of slot \"%s\", drop the slot, remove \"%s\", and run with "
-			 "--create-slot --initial-copy.", A.o.dir, A.o.slot, A.o.dir);
-		return -1;
-	}
-	if (n == 0)
-		return 0;
-	if (!resuming)
-	{
-		for (int i = 0; i < n && rc == 0; i++)
-		{
-			int			e = collection_empty(target_db(cs[i].db), cs[i].coll);
-
-			if (e < 0)
-				rc = -1;
-			else if (e == 0)
-			{
-				fail("collection %s.%s already holds documents: the first copy would be mixed "
-					 "with them\nhint: Drop it, or give another database in the URI.",
-					 target_db(cs[i].db), cs[i].coll);
-				rc = -1;
-			}
-		}
-		if (rc == 0)
-			rc = store_progress(NULL, "loading", 0, NULL);
-	}
-	for (int i = 0; i < n && rc == 0; i++)
-	{
-		set_state("loading the first copy: %s (%d of %d)", cs[i].coll, i + 1, n);
-		rc = load_collection_documents(target_db(cs[i].db), cs[i].coll, cs[i].bson_path, resuming);
-		if (rc == 0)
-			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
-	}
-	for (int i = 0; i < n; i++)
-		bson_destroy(cs[i].meta);
-	free(cs);
-	if (rc == 0)
-		rc = store_progress(NULL, "done", 0, NULL);
-	if (rc == 0)
-	{
-		char		p[4200];
-
-		set_state("%s", "");
-		fprintf(stderr, "pg_bsonstream: the first copy is in MongoDB (%d collection%s)\n",
-				n, n == 1 ? "" : "s");
-		if (!A.o.keep_applied)
-		{
-			snprintf(p, sizeof(p), "%s/initial", A.o.dir);
-			remove_tree(p);
-		}
-	}
-	return rc;
-}
 
 static int	target_read(char *err, size_t errsize);
 
@@ -2700,14 +1649,14 @@ applier_main(void *arg)
 	(void) arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	if (A.deferred)
+	if (applier.deferred)
 	{
 		char		err[2048];
 
 		/* find_one waits for the server; a stop ends the wait */
 		if (target_read(err, sizeof(err)) != 0)
 		{
-			if (A.stop != 1)
+			if (applier.stop != 1)
 				fail("%s", err);
 			return NULL;
 		}
@@ -2720,15 +1669,15 @@ applier_main(void *arg)
 		char	  **names;
 		int			any;
 
-		if (A.stop == 1)
+		if (applier.stop == 1)
 			break;
 		names = pending_segments(&bytes);
-		pthread_mutex_lock(&A.lock);
-		A.stats.buffer_bytes = bytes;
-		A.stats.caught_up = names[0] == NULL;
-		pthread_mutex_unlock(&A.lock);
+		pthread_mutex_lock(&applier.lock);
+		applier.stats.buffer_bytes = bytes;
+		applier.stats.caught_up = names[0] == NULL;
+		pthread_mutex_unlock(&applier.lock);
 		any = names[0] != NULL;
-		for (int i = 0; names[i] && A.stop != 1; i++)
+		for (int i = 0; names[i] && applier.stop != 1; i++)
 		{
 			/* the name's second half: the segment's last token */
 			if (store_intent(names[i] + RESUME_TOKEN_LEN + 1) != 0 || apply_segment(names[i]) != 0)
@@ -2742,7 +1691,7 @@ applier_main(void *arg)
 		free_names(names);
 		if (!any)
 		{
-			if (A.stop == 2)
+			if (applier.stop == 2)
 				break;
 			usleep(IDLE_WAIT_US);
 		}
@@ -2800,7 +1749,7 @@ read_password_file(const char *path, char *pw, size_t pwsize, char *err, size_t 
 static int
 target_read(char *err, size_t errsize)
 {
-	const ApplyOptions *o = &A.o;
+	const ApplyOptions *o = &applier.o;
 	bson_t		reply;
 	bson_error_t e;
 	bson_t	   *progress = NULL;
@@ -2810,10 +1759,10 @@ target_read(char *err, size_t errsize)
 	char	  **names;
 
 	BSON_APPEND_UTF8(&filter, "_id", o->slot);
-	if (find_one(A.progress_db, o->progress_coll, &filter, &progress) != 0)
+	if (find_one(applier.progress_db, o->progress_coll, &filter, &progress) != 0)
 	{
 		bson_destroy(&filter);
-		snprintf(err, errsize, "%s", A.errmsg);
+		snprintf(err, errsize, "%s", applier.errmsg);
 		return -1;
 	}
 	bson_destroy(&filter);
@@ -2822,8 +1771,8 @@ target_read(char *err, size_t errsize)
 		/* the slot is new: its stream starts now, whatever the old one applied */
 		fprintf(stderr, "pg_bsonstream: the progress document of slot \"%s\" in %s.%s is from an "
 				"earlier slot of that name: this slot starts afresh (the first copy and the "
-				"changes are applied again)\n", o->slot, A.progress_db, o->progress_coll);
-		A.fresh = 1;
+				"changes are applied again)\n", o->slot, applier.progress_db, o->progress_coll);
+		applier.fresh = 1;
 		bson_destroy(progress);
 		progress = NULL;
 	}
@@ -2833,7 +1782,7 @@ target_read(char *err, size_t errsize)
 		snprintf(err, errsize, "the progress document of slot \"%s\" in %s.%s belongs to another "
 				 "PostgreSQL cluster (system identifier %s; this one is %s): its position means "
 				 "nothing here\nhint: Give another --progress-collection or another database in "
-				 "the URI, or drop that document if its cluster is gone.", o->slot, A.progress_db,
+				 "the URI, or drop that document if its cluster is gone.", o->slot, applier.progress_db,
 				 o->progress_coll, bson_iter_utf8(&it, NULL), o->system_id);
 		bson_destroy(progress);
 		return -1;
@@ -2841,25 +1790,25 @@ target_read(char *err, size_t errsize)
 	if (progress)
 	{
 		if (bson_iter_init_find(&it, progress, "token") && BSON_ITER_HOLDS_UTF8(&it))
-			snprintf(A.applied, sizeof(A.applied), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(applier.applied, sizeof(applier.applied), "%s", bson_iter_utf8(&it, NULL));
 		if (bson_iter_init_find(&it, progress, "initial") && BSON_ITER_HOLDS_UTF8(&it))
-			snprintf(A.initial, sizeof(A.initial), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(applier.initial, sizeof(applier.initial), "%s", bson_iter_utf8(&it, NULL));
 		if (bson_iter_init_find(&it, progress, "replayUntil") && BSON_ITER_HOLDS_UTF8(&it))
 		{
-			snprintf(A.replay_until, sizeof(A.replay_until), "%s", bson_iter_utf8(&it, NULL));
-			snprintf(A.intent, sizeof(A.intent), "%s", A.replay_until);
-			snprintf(A.replay_end, sizeof(A.replay_end), "%s", A.replay_until);
+			snprintf(applier.replay_until, sizeof(applier.replay_until), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(applier.intent, sizeof(applier.intent), "%s", applier.replay_until);
+			snprintf(applier.replay_end, sizeof(applier.replay_end), "%s", applier.replay_until);
 		}
 		bson_destroy(progress);
 	}
 	{
 		bson_t		hello = BSON_INITIALIZER;
 
-		A.max_bson_size = 16 * 1024 * 1024;
+		applier.max_bson_size = 16 * 1024 * 1024;
 		BSON_APPEND_INT32(&hello, "hello", 1);
-		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
+		if (mongoc_client_command_simple(applier.client, "admin", &hello, NULL, &reply, &e) &&
 			bson_iter_init_find(&it, &reply, "maxBsonObjectSize"))
-			A.max_bson_size = (int32_t) bson_iter_as_int64(&it);
+			applier.max_bson_size = (int32_t) bson_iter_as_int64(&it);
 		bson_destroy(&reply);
 		bson_destroy(&hello);
 
@@ -2870,23 +1819,23 @@ target_read(char *err, size_t errsize)
 		 */
 		bson_init(&hello);
 		BSON_APPEND_INT32(&hello, "buildInfo", 1);
-		if (mongoc_client_command_simple(A.client, "admin", &hello, NULL, &reply, &e) &&
+		if (mongoc_client_command_simple(applier.client, "admin", &hello, NULL, &reply, &e) &&
 			bson_iter_init_find(&it, &reply, "ferretdbVersion") && BSON_ITER_HOLDS_UTF8(&it))
 		{
-			A.max_writes = 99;
-			A.ferretdb = 1;
+			applier.max_writes = 99;
+			applier.ferretdb = 1;
 			fprintf(stderr, "pg_bsonstream: the server is FerretDB %s: at most %d writes a command "
 					"(it does not answer larger update commands)\n", bson_iter_utf8(&it, NULL),
-					A.max_writes);
+					applier.max_writes);
 		}
 		bson_destroy(&reply);
 		bson_destroy(&hello);
 	}
-	if (!A.deferred)
+	if (!applier.deferred)
 	{
 		names = pending_segments(&bytes);
 		free_names(names);
-		A.start_bytes = bytes;
+		applier.start_bytes = bytes;
 	}
 	return 0;
 }
@@ -2901,7 +1850,7 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 	const mongoc_write_concern_t *wc;
 	char		shown[4096];
 
-	A.o = *o;
+	applier.o = *o;
 	mongoc_init();
 	apply_mask_uri(o->uri, shown, sizeof(shown));
 	uri = mongoc_uri_new_with_error(o->uri, &e);
@@ -2937,8 +1886,8 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 		explicit_bzero(pw, sizeof(pw));
 	}
 	if (mongoc_uri_get_database(uri))
-		A.uri_db = strdup(mongoc_uri_get_database(uri));
-	A.progress_db = A.uri_db ? A.uri_db : o->default_db;
+		applier.uri_db = strdup(mongoc_uri_get_database(uri));
+	applier.progress_db = applier.uri_db ? applier.uri_db : o->default_db;
 	/* the write concern: the URI's, majority when it gives none */
 	wc = mongoc_uri_get_write_concern(uri);
 	if (mongoc_write_concern_get_w(wc) == MONGOC_WRITE_CONCERN_W_DEFAULT &&
@@ -2952,17 +1901,17 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 		mongoc_uri_set_write_concern(uri, maj);
 		mongoc_write_concern_destroy(maj);
 	}
-	A.client = mongoc_client_new_from_uri(uri);
+	applier.client = mongoc_client_new_from_uri(uri);
 	mongoc_uri_destroy(uri);
-	if (A.client == NULL)
+	if (applier.client == NULL)
 	{
 		snprintf(err, errsize, "could not use --to \"%s\" (the MongoDB C driver refused it)", shown);
 		return -2;
 	}
-	mongoc_client_set_error_api(A.client, MONGOC_ERROR_API_VERSION_2);
-	mongoc_client_set_appname(A.client, "pg_bsonstream");
+	mongoc_client_set_error_api(applier.client, MONGOC_ERROR_API_VERSION_2);
+	mongoc_client_set_appname(applier.client, "pg_bsonstream");
 	BSON_APPEND_INT32(&ping, "ping", 1);
-	if (!mongoc_client_command_simple(A.client, "admin", &ping, NULL, &reply, &e))
+	if (!mongoc_client_command_simple(applier.client, "admin", &ping, NULL, &reply, &e))
 	{
 		bson_destroy(&ping);
 		if (!o->creating_slot && transient(&e, &reply) && !strstr(e.message, "TLS") &&
@@ -2977,9 +1926,9 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 			fprintf(stderr, "pg_bsonstream: MongoDB cannot be reached (%s): the stream goes on "
 					"into \"%s/changes\", applied once MongoDB answers\n", e.message, o->dir);
 			set_state("MongoDB unreachable (%s): retrying", e.message);
-			A.deferred = 1;
+			applier.deferred = 1;
 			/* the position applied is not known yet: every segment counts against --max-buffer */
-			free_names(pending_segments(&A.start_bytes));
+			free_names(pending_segments(&applier.start_bytes));
 			return 0;
 		}
 		bson_destroy(&reply);
@@ -3001,14 +1950,14 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 int
 apply_start(char *err, size_t errsize)
 {
-	int			rc = pthread_create(&A.thread, NULL, applier_main, NULL);
+	int			rc = pthread_create(&applier.thread, NULL, applier_main, NULL);
 
 	if (rc != 0)
 	{
 		snprintf(err, errsize, "could not start the MongoDB applier: %s", strerror(rc));
 		return -1;
 	}
-	A.started = 1;
+	applier.started = 1;
 	return 0;
 }
 
@@ -3017,27 +1966,27 @@ apply_failed(char *err, size_t errsize)
 {
 	int			f;
 
-	pthread_mutex_lock(&A.lock);
-	f = A.failed;
+	pthread_mutex_lock(&applier.lock);
+	f = applier.failed;
 	if (f && err)
-		snprintf(err, errsize, "%s", A.errmsg);
-	pthread_mutex_unlock(&A.lock);
+		snprintf(err, errsize, "%s", applier.errmsg);
+	pthread_mutex_unlock(&applier.lock);
 	return f;
 }
 
 void
 apply_stats(ApplyStats *s)
 {
-	pthread_mutex_lock(&A.lock);
-	*s = A.stats;
-	pthread_mutex_unlock(&A.lock);
+	pthread_mutex_lock(&applier.lock);
+	*s = applier.stats;
+	pthread_mutex_unlock(&applier.lock);
 }
 
 uint64_t
 apply_held_bytes(uint64_t written_bytes)
 {
-	uint64_t	applied = A.applied_bytes;
-	uint64_t	held = A.start_bytes + written_bytes;
+	uint64_t	applied = applier.applied_bytes;
+	uint64_t	held = applier.start_bytes + written_bytes;
 
 	return held > applied ? held - applied : 0;
 }
@@ -3047,34 +1996,34 @@ apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, size_t errsi
 {
 	uint64_t	held = apply_held_bytes(written_bytes);
 
-	if (A.o.max_buffer == 0 || held + more <= A.o.max_buffer)
+	if (applier.o.max_buffer == 0 || held + more <= applier.o.max_buffer)
 		return 0;
-	if (more > A.o.max_buffer)
+	if (more > applier.o.max_buffer)
 	{
 		/* the open segment alone: however fast MongoDB is, it can never be held */
 		snprintf(err, errsize, "the segment being received, %llu bytes of whole transactions so "
 				 "far, does not fit in --max-buffer (%llu bytes), whatever MongoDB applies\nhint: "
 				 "Give a --max-buffer larger than --segment-size plus the largest transaction; "
 				 "nothing was lost: the slot keeps it.", (unsigned long long) more,
-				 (unsigned long long) A.o.max_buffer);
+				 (unsigned long long) applier.o.max_buffer);
 		return 1;
 	}
 	snprintf(err, errsize, "the changes not yet applied into MongoDB would exceed --max-buffer "
 			 "(%llu bytes in %s/changes)\nhint: MongoDB is behind or unreachable (see the "
 			 "messages above); nothing was lost: the slot keeps the rest. Run again once it "
 			 "takes writes, or give a larger --max-buffer.",
-			 (unsigned long long) held, A.o.dir);
+			 (unsigned long long) held, applier.o.dir);
 	return 1;
 }
 
 int
 apply_stop(int drain, char *err, size_t errsize)
 {
-	if (A.started)
+	if (applier.started)
 	{
 		double		waited = 0;
 
-		A.stop = drain ? 2 : 1;
+		applier.stop = drain ? 2 : 1;
 		for (;;)
 		{
 			struct timespec ts;
@@ -3086,12 +2035,12 @@ apply_stop(int drain, char *err, size_t errsize)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			if (pthread_timedjoin_np(A.thread, NULL, &ts) == 0)
+			if (pthread_timedjoin_np(applier.thread, NULL, &ts) == 0)
 				break;
 			/* a signal during a drain (--endpos): stop as for a signal */
-			if (A.stop == 2 && interrupted)
-				A.stop = 1;
-			if (A.stop == 1 && (waited += 0.1) >= STOP_WAIT)
+			if (applier.stop == 2 && interrupted)
+				applier.stop = 1;
+			if (applier.stop == 1 && (waited += 0.1) >= STOP_WAIT)
 			{
 				/*
 				 * A write the server has not answered (down, or a command that
@@ -3101,16 +2050,16 @@ apply_stop(int drain, char *err, size_t errsize)
 				fprintf(stderr, "pg_bsonstream: MongoDB has not answered the write in progress "
 						"for %.0f s: stopped without it (the next run applies it again)\n",
 						(double) STOP_WAIT);
-				A.started = 0;
+				applier.started = 0;
 				return apply_failed(err, errsize) ? -1 : 0;
 			}
 		}
-		A.started = 0;
+		applier.started = 0;
 	}
-	if (A.dead_fd >= 0)
+	if (applier.dead_fd >= 0)
 	{
-		close(A.dead_fd);
-		A.dead_fd = -1;
+		close(applier.dead_fd);
+		applier.dead_fd = -1;
 	}
 	return apply_failed(err, errsize) ? -1 : 0;
 }

@@ -1,0 +1,150 @@
+/*
+ * applier.h
+ *		What the parts of pg_bsonstream --to's applier share (inside the
+ *		program only; mongo_apply.h is its interface): the applier's state,
+ *		one write of a batch, and the helpers every part calls.
+ *
+ *	mongo_apply.c  the thread: segments read, events batched, each
+ *	               collection's writes sent as ordered bulks, failures
+ *	               classified (retry, refusal, fatal), the position stored
+ *	copy_load.c    the first copy (DIR/initial) loaded: documents, indexes
+ *	replay.c       writes sent again that collide on a unique index
+ *	dead_letter.c  the dead-letter file
+ *
+ * One applier a process: its state is the global 'applier', written by the
+ * applier's thread only, but for what is under its lock (stats, failed).
+ */
+#ifndef APPLIER_H
+#define APPLIER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include <mongoc/mongoc.h>
+
+#include "event_apply.h"
+#include "progress.h"
+#include "signals.h"
+#include "resume_token.h"
+
+#define BATCH_BYTES		(8 * 1024 * 1024)
+#define IDLE_WAIT_US	100000	/* between looks for a new segment */
+#define RETRY_MIN		0.5
+#define RETRY_MAX		8.0
+#define COPY_BATCH		1000
+#define STOP_WAIT		5		/* seconds a signal waits for the write in progress */
+#define PROGRESS_EVERY	1.0		/* seconds between stores of the position within a segment */
+
+/* One write of a batch */
+typedef struct Op
+{
+	ApplyEvent	ev;
+	uint8_t    *event;			/* the event's bytes, for the dead-letter file */
+	uint32_t	event_len;
+	int			replay;			/* may have been applied before (replay.c) */
+	int			moved;			/* collisions moved aside for it */
+} Op;
+
+/* A unique field whose value a replay moved aside in a document */
+typedef struct MovedAside
+{
+	char		db[128];
+	char		coll[512];
+	char		field[256];
+} MovedAside;
+
+#define MAX_MOVED		64
+#define MOVED_MARK		"pg_bsonstream_replay"
+
+typedef struct Applier
+{
+	ApplyOptions o;
+	mongoc_client_t *client;
+	char	   *uri_db;			/* the URI's database, NULL if none */
+	const char *progress_db;
+	int32_t		max_bson_size;
+	int			max_writes;		/* writes per command, at most (0: the driver's split) */
+	int			ferretdb;		/* the server is FerretDB: a write error's index may be wrong */
+
+	/* the progress document */
+	char		applied[RESUME_TOKEN_LEN + 1];	/* "" if none */
+	char		initial[16];	/* "", "loading", "done" */
+	int			deferred;		/* unreachable at the start: the target read by the thread */
+	int			fresh;			/* the stored document is an earlier slot's: replaced at the first store */
+	double		stored_at;		/* when the position was last stored */
+	char		flushed[RESUME_TOKEN_LEN + 1];	/* the last batch applied, "" if none */
+	char		replay_until[RESUME_TOKEN_LEN + 1]; /* the events up to it may have been applied */
+	char		replay_end[RESUME_TOKEN_LEN + 1];	/* the last event written again in this run */
+	char		intent[RESUME_TOKEN_LEN + 1];	/* replayUntil as stored */
+	MovedAside	moved[MAX_MOVED];
+	int			nmoved;
+	int64_t		flushed_wall_ms;
+
+	/* the batch */
+	Op		   *ops;
+	int			nops;
+	int			maxops;
+	size_t		batch_bytes;
+	Op			held;			/* a delete held back: a key change's insert may follow */
+	int			has_held;
+
+	/* a split event's fragments */
+	bson_t	   *fragments;
+	uint8_t   **fragment_data;
+	int			nfragments;
+	int			maxfragments;
+
+	int			dead_fd;
+
+	/* the thread and what it shares (under lock) */
+	pthread_t	thread;
+	int			started;
+	pthread_mutex_t lock;
+	atomic_int	stop;			/* 1: after the batch, 2: once drained */
+	int			failed;
+	char		errmsg[2048];
+	ApplyStats	stats;
+	uint64_t	start_bytes;	/* unapplied segment bytes found at the start */
+	atomic_uint_fast64_t applied_bytes; /* segment bytes applied by this run */
+	double		retry_said;
+} Applier;
+
+extern Applier applier;
+
+#define LOST_AT_WRITE "the server closed the connection at this write (a value it cannot read: FerretDB does so for a NaN or an infinity)"
+
+/* mongo_apply.c */
+extern int64_t wall_now_ms(void);
+extern void set_state(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+extern const char *target_db(const char *event_db);
+extern int	transient_code(int code);
+extern int	transient(const bson_error_t *e, const bson_t *reply);
+extern int	server_answers(void);
+extern int	retry_wait(double *backoff, const bson_error_t *e);
+extern void retry_over(double *backoff);
+extern void fail(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+extern char *id_json(const bson_t *selector);
+extern int	is_write(ApplyKind k);
+extern int	store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id);
+extern int	find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found);
+extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
+extern char **pending_segments(uint64_t *bytes);
+extern void free_names(char **names);
+
+/* copy_load.c: DIR/initial into MongoDB, unless done */
+extern int	load_initial(void);
+
+/* replay.c */
+extern int	same_id(bson_iter_t *a, bson_iter_t *b);
+extern int	later_change(const char *coll, bson_iter_t *id, const char *after);
+extern void mark_replay(int *idx, int from, int upto);
+extern int	move_aside(const Op *op);
+extern int	check_moved(void);
+
+/* dead_letter.c: a refused write appended, durably; -1 (failed) if it could not be */
+extern int	dead_letter(const char *db, const char *coll, const bson_t *selector, const char *token,
+						const uint8_t *event, uint32_t event_len, const char *field, int code,
+						const char *message);
+
+#endif							/* APPLIER_H */

@@ -1,0 +1,533 @@
+/*
+ * copy_load.c
+ *		The first copy, DIR/initial (a dump directory), loaded into MongoDB
+ *		before any change: the documents in unordered batches, then the
+ *		indexes of each collection's metadata, one at a time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mongo_apply.h"
+#include "applier.h"
+
+/* A collection of the copy: <db>/<coll>.bson and its metadata */
+typedef struct CopyColl
+{
+	char		db[256];
+	char		coll[512];
+	char		bson_path[4800];
+	bson_t	   *meta;
+} CopyColl;
+
+static int
+read_file(const char *path, char **out)
+{
+	FILE	   *f = fopen(path, "rb");
+	long		n;
+
+	*out = NULL;
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+	{
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	*out = malloc((size_t) n + 1);
+	if (*out == NULL || fread(*out, 1, (size_t) n, f) != (size_t) n)
+	{
+		fclose(f);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	(*out)[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+/* Is db.coll empty (or missing)?  1, 0, or -1 (failed) */
+static int
+collection_empty(const char *db, const char *coll)
+{
+	bson_t		filter = BSON_INITIALIZER;
+	bson_t	   *doc = NULL;
+	int			rc = find_one(db, coll, &filter, &doc);
+
+	bson_destroy(&filter);
+	if (rc != 0)
+		return -1;
+	if (doc)
+		bson_destroy(doc);
+	return doc == NULL;
+}
+
+/* A document of the first copy that cannot be written: stop, or dead-letter it */
+static int
+copy_refused(const char *db, const char *collname, const bson_t *doc, int code, const char *message)
+{
+	char	   *id;
+
+	if (applier.o.dead_letter)
+		return dead_letter(db, collname, doc, NULL, bson_get_data(doc), doc->len, "document",
+						   code, message);
+	id = id_json(doc);
+	fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
+		 "hint: Fix the cause, or give --dead-letter=FILE to write such documents there and go on.",
+		 id, db, collname, message);
+	bson_free(id);
+	return -1;
+}
+
+/* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
+static int
+insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, int resuming)
+{
+	double		backoff = 0;
+	int			lost_here = 0;
+
+	for (;;)
+	{
+		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, db, collname);
+		bson_t		opts = BSON_INITIALIZER;
+		mongoc_bulk_operation_t *bulk;
+		bson_t		reply;
+		bson_error_t e;
+		uint32_t	ok;
+		int			rc = 0;
+
+		BSON_APPEND_BOOL(&opts, "ordered", false);
+		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+		for (int i = 0; i < n; i++)
+			if (!mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e))
+			{
+				/* refused by the driver (a key it does not take): by the policy, the rest as they are */
+				mongoc_bulk_operation_destroy(bulk);
+				mongoc_collection_destroy(coll);
+				bson_destroy(&opts);
+				if (i > 0 && insert_copy_batch(db, collname, docs, i, resuming) != 0)
+					return -1;
+				if (copy_refused(db, collname, docs[i], (int) e.code, e.message) != 0)
+					return -1;
+				return i + 1 < n ? insert_copy_batch(db, collname, docs + i + 1, n - i - 1, resuming) : 0;
+			}
+		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		mongoc_bulk_operation_destroy(bulk);
+		mongoc_collection_destroy(coll);
+		bson_destroy(&opts);
+		if (ok)
+		{
+			bson_destroy(&reply);
+			retry_over(&backoff);
+			return 0;
+		}
+		{
+			bson_iter_t it;
+			bson_iter_t arr;
+			int			any = 0;
+
+			if (bson_iter_init_find(&it, &reply, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
+				bson_iter_recurse(&it, &arr))
+			{
+				while (bson_iter_next(&arr) && rc == 0)
+				{
+					bson_iter_t w;
+					int			index = -1;
+					int			code = 0;
+					const char *msg = "refused";
+
+					any = 1;
+					if (!bson_iter_recurse(&arr, &w))
+						continue;
+					while (bson_iter_next(&w))
+					{
+						if (strcmp(bson_iter_key(&w), "index") == 0)
+							index = (int) bson_iter_as_int64(&w);
+						else if (strcmp(bson_iter_key(&w), "code") == 0)
+							code = (int) bson_iter_as_int64(&w);
+						else if (strcmp(bson_iter_key(&w), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&w))
+							msg = bson_iter_utf8(&w, NULL);
+					}
+					if (code == 11000 && resuming)
+						continue;
+					if (index < 0 || index >= n)
+						index = 0;
+					{
+						char		m[1100];
+
+						snprintf(m, sizeof(m), "%s (code %d)", msg, code);
+						rc = copy_refused(db, collname, docs[index], code, m);
+					}
+				}
+			}
+			if (any)
+			{
+				bson_destroy(&reply);
+				return rc;
+			}
+			if (transient(&e, &reply))
+			{
+				bson_destroy(&reply);
+				/* the documents written before the failure are there now */
+				resuming = 1;
+				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
+					continue;
+				if (lost_here >= 2)
+				{
+					if (n == 1)
+						return copy_refused(db, collname, docs[0], 0, LOST_AT_WRITE);
+					for (int i = 0; i < n; i++)
+						if (insert_copy_batch(db, collname, &docs[i], 1, 1) != 0)
+							return -1;
+					return 0;
+				}
+				if (retry_wait(&backoff, &e) != 0)
+					return -1;
+				continue;
+			}
+			bson_destroy(&reply);
+			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
+			{
+				/* the driver refused one document (too large): each on its own */
+				if (n == 1)
+					return copy_refused(db, collname, docs[0], (int) e.code, e.message);
+				for (int i = 0; i < n; i++)
+					if (insert_copy_batch(db, collname, &docs[i], 1, resuming) != 0)
+						return -1;
+				return 0;
+			}
+			fail("MongoDB: %s (the first copy of %s.%s)", e.message, db, collname);
+			return -1;
+		}
+	}
+}
+
+static int
+load_collection_documents(const char *db, const char *coll, const char *path, int resuming)
+{
+	FILE	   *f = fopen(path, "rb");
+	uint8_t    *buf = NULL;
+	size_t		bufsize = 0;
+	uint32_t	len;
+	bson_t	   *docs[COPY_BATCH];
+	int			n = 0;
+	int			r;
+	int			rc = 0;
+	size_t		bytes = 0;
+
+	if (f == NULL)
+	{
+		fail("could not open \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (r = read_doc(f, &buf, &bufsize, &len)) == 1)
+	{
+		docs[n] = bson_new_from_data(buf, len);
+		if (docs[n] == NULL)
+		{
+			fail("\"%s\" holds a damaged document", path);
+			rc = -1;
+			break;
+		}
+		bytes += len;
+		if (++n == COPY_BATCH || bytes >= BATCH_BYTES)
+		{
+			rc = insert_copy_batch(db, coll, docs, n, resuming);
+			for (int i = 0; i < n; i++)
+				bson_destroy(docs[i]);
+			n = 0;
+			bytes = 0;
+		}
+		if (applier.stop == 1 && rc == 0)
+		{
+			fprintf(stderr, "pg_bsonstream: stopped while loading the first copy into MongoDB "
+					"(%s.%s): the next run goes on with it\n", db, coll);
+			rc = -1;
+		}
+	}
+	if (rc == 0 && r == -1)
+	{
+		fail("\"%s\" is damaged (a document cut short)", path);
+		rc = -1;
+	}
+	if (rc == 0 && n)
+		rc = insert_copy_batch(db, coll, docs, n, resuming);
+	for (int i = 0; i < n; i++)
+		bson_destroy(docs[i]);
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+/*
+ * One index of a copy's metadata, as mongorestore makes it: without "ns",
+ * and without "v" (the server's own index version; FerretDB refuses the
+ * option).  A refusal names the index and leaves the others to be made.
+ */
+static int
+load_index(const char *db, const char *coll, bson_iter_t *def)
+{
+	bson_iter_t f;
+	bson_t		cmd = BSON_INITIALIZER;
+	bson_t		list;
+	bson_t		spec;
+	const char *name = "?";
+	double		backoff = 0;
+
+	BSON_APPEND_UTF8(&cmd, "createIndexes", coll);
+	BSON_APPEND_ARRAY_BEGIN(&cmd, "indexes", &list);
+	BSON_APPEND_DOCUMENT_BEGIN(&list, "0", &spec);
+	bson_iter_recurse(def, &f);
+	while (bson_iter_next(&f))
+	{
+		if (strcmp(bson_iter_key(&f), "ns") == 0 || strcmp(bson_iter_key(&f), "v") == 0)
+			continue;
+		if (strcmp(bson_iter_key(&f), "name") == 0 && BSON_ITER_HOLDS_UTF8(&f))
+			name = bson_iter_utf8(&f, NULL);
+		bson_append_iter(&spec, NULL, 0, &f);
+	}
+	bson_append_document_end(&list, &spec);
+	bson_append_array_end(&cmd, &list);
+	for (;;)
+	{
+		mongoc_database_t *d = mongoc_client_get_database(applier.client, db);
+		bson_t		reply;
+		bson_error_t e;
+		bool		ok = mongoc_database_write_command_with_opts(d, &cmd, NULL, &reply, &e);
+		int			again = !ok && transient(&e, &reply);
+		int			rc = -1;
+
+		mongoc_database_destroy(d);
+		bson_destroy(&reply);
+		if (ok)
+		{
+			retry_over(&backoff);
+			rc = 0;
+		}
+		else if (again)
+		{
+			if (retry_wait(&backoff, &e) == 0)
+				continue;
+		}
+		else if (applier.o.dead_letter)
+			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
+							 "createIndexes", (int) e.code, e.message);
+		else
+			fail("MongoDB refused index %s of the first copy's %s.%s: %s (code %d)\nhint: Give "
+				 "--dead-letter=FILE to write the refused index definitions there and go on "
+				 "without them.", name, db, coll, e.message, (int) e.code);
+		bson_destroy(&cmd);
+		return rc;
+	}
+}
+
+/* The indexes of a copy's metadata but _id's, one at a time */
+static int
+load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
+{
+	bson_iter_t it;
+	bson_iter_t arr;
+
+	if (!bson_iter_init_find(&it, meta, "indexes") || !BSON_ITER_HOLDS_ARRAY(&it) ||
+		!bson_iter_recurse(&it, &arr))
+		return 0;
+	while (bson_iter_next(&arr))
+	{
+		bson_iter_t f;
+
+		if (!BSON_ITER_HOLDS_DOCUMENT(&arr) ||
+			(bson_iter_recurse(&arr, &f) && bson_iter_find(&f, "name") &&
+			 BSON_ITER_HOLDS_UTF8(&f) && strcmp(bson_iter_utf8(&f, NULL), "_id_") == 0))
+			continue;
+		if (load_index(db, coll, &arr) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The collections of DIR/initial: from each <db>/<file>.metadata.json */
+static int
+list_copy(CopyColl **out, int *nout)
+{
+	char		root[4096];
+	DIR		   *d;
+	struct dirent *de;
+	int			n = 0;
+	int			max = 0;
+	CopyColl   *cs = NULL;
+
+	snprintf(root, sizeof(root), "%s/initial", applier.o.dir);
+	*out = NULL;
+	*nout = 0;
+	d = opendir(root);
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+	{
+		char		dbdir[4400];
+		DIR		   *dd;
+		struct dirent *fe;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dbdir, sizeof(dbdir), "%s/%s", root, de->d_name);
+		dd = opendir(dbdir);
+		if (dd == NULL)
+			continue;
+		while ((fe = readdir(dd)) != NULL)
+		{
+			size_t		l = strlen(fe->d_name);
+			char		mpath[4700];
+			char	   *json;
+			bson_error_t e;
+			bson_t	   *meta;
+			bson_iter_t it;
+
+			if (l <= 14 || strcmp(fe->d_name + l - 14, ".metadata.json") != 0)
+				continue;
+			snprintf(mpath, sizeof(mpath), "%s/%s", dbdir, fe->d_name);
+			if (read_file(mpath, &json) != 0)
+			{
+				fail("could not read \"%s\": %s", mpath, strerror(errno));
+				closedir(dd);
+				closedir(d);
+				return -1;
+			}
+			meta = bson_new_from_json((const uint8_t *) json, -1, &e);
+			free(json);
+			if (meta == NULL || !bson_iter_init_find(&it, meta, "collectionName") ||
+				!BSON_ITER_HOLDS_UTF8(&it))
+			{
+				fail("\"%s\" is no collection's metadata: %s", mpath, meta ? "no collectionName" : e.message);
+				if (meta)
+					bson_destroy(meta);
+				closedir(dd);
+				closedir(d);
+				return -1;
+			}
+			if (n == max)
+			{
+				max = max ? max * 2 : 16;
+				cs = realloc(cs, sizeof(CopyColl) * max);
+			}
+			snprintf(cs[n].db, sizeof(cs[n].db), "%s", de->d_name);
+			snprintf(cs[n].coll, sizeof(cs[n].coll), "%s", bson_iter_utf8(&it, NULL));
+			snprintf(cs[n].bson_path, sizeof(cs[n].bson_path), "%s/%.*s.bson", dbdir,
+					 (int) (l - 14) & 0xff, fe->d_name);
+			cs[n].meta = meta;
+			n++;
+		}
+		closedir(dd);
+	}
+	closedir(d);
+	*out = cs;
+	*nout = n;
+	return 0;
+}
+
+static void
+remove_tree(const char *path)
+{
+	DIR		   *d = opendir(path);
+	struct dirent *de;
+
+	if (d == NULL)
+	{
+		(void) unlink(path);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+	{
+		char		p[4400];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		remove_tree(p);
+	}
+	closedir(d);
+	(void) rmdir(path);
+}
+
+/* Load DIR/initial into MongoDB, unless done */
+int
+load_initial(void)
+{
+	CopyColl   *cs;
+	int			n;
+	int			resuming = strcmp(applier.initial, "loading") == 0;
+	int			rc = 0;
+	char		marker[4200];
+	struct stat sb;
+
+	if (strcmp(applier.initial, "done") == 0)
+		return 0;
+	snprintf(marker, sizeof(marker), "%s/initial/.incomplete", applier.o.dir);
+	if (stat(marker, &sb) == 0)
+	{
+		fail("the first copy in \"%s/initial\" is unfinished: it cannot be loaded", applier.o.dir);
+		return -1;
+	}
+	if (list_copy(&cs, &n) != 0)
+		return -1;
+	if (n == 0 && resuming)
+	{
+		/* the changes would be applied on top of a copy loaded in part */
+		fail("the first copy was being loaded into MongoDB, and \"%s/initial\" is gone: the "
+			 "rest of it cannot be loaded\nhint: Start again: drop the target's collections and "
+			 "the progress document of slot \"%s\", drop the slot, remove \"%s\", and run with "
+			 "--create-slot --initial-copy.", applier.o.dir, applier.o.slot, applier.o.dir);
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if (!resuming)
+	{
+		for (int i = 0; i < n && rc == 0; i++)
+		{
+			int			e = collection_empty(target_db(cs[i].db), cs[i].coll);
+
+			if (e < 0)
+				rc = -1;
+			else if (e == 0)
+			{
+				fail("collection %s.%s already holds documents: the first copy would be mixed "
+					 "with them\nhint: Drop it, or give another database in the URI.",
+					 target_db(cs[i].db), cs[i].coll);
+				rc = -1;
+			}
+		}
+		if (rc == 0)
+			rc = store_progress(NULL, "loading", 0, NULL);
+	}
+	for (int i = 0; i < n && rc == 0; i++)
+	{
+		set_state("loading the first copy: %s (%d of %d)", cs[i].coll, i + 1, n);
+		rc = load_collection_documents(target_db(cs[i].db), cs[i].coll, cs[i].bson_path, resuming);
+		if (rc == 0)
+			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
+	}
+	for (int i = 0; i < n; i++)
+		bson_destroy(cs[i].meta);
+	free(cs);
+	if (rc == 0)
+		rc = store_progress(NULL, "done", 0, NULL);
+	if (rc == 0)
+	{
+		char		p[4200];
+
+		set_state("%s", "");
+		fprintf(stderr, "pg_bsonstream: the first copy is in MongoDB (%d collection%s)\n",
+				n, n == 1 ? "" : "s");
+		if (!applier.o.keep_applied)
+		{
+			snprintf(p, sizeof(p), "%s/initial", applier.o.dir);
+			remove_tree(p);
+		}
+	}
+	return rc;
+}
