@@ -1331,7 +1331,8 @@ def driver_refusal_run(ferret):
     sql("INSERT INTO de VALUES (5, '{}')")
     end = current_lsn()
     rc, err = run_client("dv", out, ferret.uri("dvdb"), *base, endpos=end)
-    check(rc == 1 and "MongoDB refused the change of _id 2 in dvdb.de" in err and "empty key" in err
+    # libmongoc 1.23 says "empty key", 1.30 (Debian 13) "Element key cannot be an empty string"
+    check(rc == 1 and "MongoDB refused the change of _id 2 in dvdb.de" in err and re.search(r"empty (key|string)", err)
           and ids_of(ferret, "dvdb", "de") == [1],
           "driver refusals: a replacement with an empty key, which the driver refuses, stops the run naming it "
           "(the write before it applied, none after)", "exit %s, %r: %s" % (rc, ids_of(ferret, "dvdb", "de"), err[-1500:]))
