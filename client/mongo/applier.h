@@ -61,6 +61,7 @@ typedef struct Applier
 {
 	ApplyOptions o;
 	mongoc_client_t *client;
+	mongoc_read_prefs_t *primary;	/* the read preference of every read: the primary's */
 	char	   *uri_db;			/* the URI's database, NULL if none */
 	const char *progress_db;
 	int32_t		max_bson_size;

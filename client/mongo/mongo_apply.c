@@ -899,7 +899,6 @@ check_update_targets(int *idx, int n)
 	bson_t		proj;
 	bson_error_t e;
 	char	   *found;
-	static mongoc_read_prefs_t *primary;
 	int			rc = 0;
 	const bson_t *reply = NULL;
 	double		backoff = 0;
@@ -957,14 +956,12 @@ check_update_targets(int *idx, int n)
 		free(found);
 		return 0;
 	}
-	if (primary == NULL)
-		primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
 	BSON_APPEND_DOCUMENT_BEGIN(&opts, "projection", &proj);
 	BSON_APPEND_INT32(&proj, "_id", 1);
 	bson_append_document_end(&opts, &proj);
 	coll = mongoc_client_get_collection(applier.client, target_db(applier.ops[idx[0]].ev.db), applier.ops[idx[0]].ev.coll);
 again:
-	cur = mongoc_collection_find_with_opts(coll, &filter, &opts, primary);
+	cur = mongoc_collection_find_with_opts(coll, &filter, &opts, applier.primary);
 	while (mongoc_cursor_next(cur, &doc))
 	{
 		bson_iter_t got;
@@ -1118,10 +1115,6 @@ int
 find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found)
 {
 	double		backoff = 0;
-	static mongoc_read_prefs_t *primary;
-
-	if (primary == NULL)
-		primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
 	*found = NULL;
 	for (;;)
 	{
@@ -1133,8 +1126,7 @@ find_one(const char *db, const char *collname, const bson_t *filter, bson_t **fo
 		const bson_t *reply = NULL;
 
 		BSON_APPEND_INT64(&opts, "limit", 1);
-		/* from the primary, whatever the URI's readPreference: a secondary may lag behind our writes */
-		cur = mongoc_collection_find_with_opts(coll, filter, &opts, primary);
+		cur = mongoc_collection_find_with_opts(coll, filter, &opts, applier.primary);
 		if (mongoc_cursor_next(cur, &doc))
 			*found = bson_copy(doc);
 		if (mongoc_cursor_error_document(cur, &e, &reply))
@@ -1909,6 +1901,8 @@ apply_open(const ApplyOptions *o, char *err, size_t errsize)
 		return -2;
 	}
 	mongoc_client_set_error_api(applier.client, MONGOC_ERROR_API_VERSION_2);
+	/* every read of the applier: a secondary may lag behind its own writes */
+	applier.primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
 	mongoc_client_set_appname(applier.client, "pg_bsonstream");
 	BSON_APPEND_INT32(&ping, "ping", 1);
 	if (!mongoc_client_command_simple(applier.client, "admin", &ping, NULL, &reply, &e))
