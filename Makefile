@@ -56,7 +56,7 @@ REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_struc
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
 	stream_events stream_options stream_values stream_split stream_origin model model_checks \
-	partition_truncate
+	partition_truncate stream_schema
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

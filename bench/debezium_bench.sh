@@ -18,6 +18,11 @@
 #      (snapshot.mode=initial, events counted and dropped) against
 #      pg_bsonstream --create-slot --initial-copy and pg_bsonexport
 #      --out-dir (both durable files).
+#   4. load: the same table's first copy into the server of part 2:
+#      pg_bsonstream --create-slot --initial-copy --to (the copy and its
+#      load, end to end) against mongorestore 100.8.0 (scripts/mongotools.sh)
+#      of a pg_bsonexport --out-dir dump of the table made before (its
+#      load alone), each into a database of its own, counted after.
 #
 #   bench/debezium_bench.sh [--pg NN] [--changes N] [--apply-changes N]
 #                           [--snapshot-rows N] [--reps R] [--batch B]
@@ -35,7 +40,8 @@
 #   --snapshot-rows N  part 3's table (default 1,000,000 rows)
 #   --reps R           runs of each program (default 3), interleaved, the
 #                      first program changing from round to round
-#   --parts LIST       which parts, comma-separated (default capture,apply,snapshot)
+#   --parts LIST       which parts, comma-separated (default capture,apply,snapshot;
+#                      load on request)
 #   --server S         part 2's server: ferretdb (the default) or mjs,
 #                      mongo-java-server 1.47.0 with its in-memory backend
 #                      (bench/debezium's "mongo-server" mode, Maven Central),
@@ -102,6 +108,8 @@ export PG_MAJOR
 source "$ROOT/scripts/lib.sh"
 # shellcheck source=../scripts/ferretdb.sh
 source "$ROOT/scripts/ferretdb.sh"
+# shellcheck source=../scripts/mongotools.sh
+source "$ROOT/scripts/mongotools.sh"
 # shellcheck source=changes_workload.sh
 source "$BENCH_DIR/changes_workload.sh"
 
@@ -375,15 +383,19 @@ if part apply; then
 fi
 
 # ------------------------------------------------------------ 3. first copy
-if part snapshot; then
-	phase "first copy: a table of $SNAP_ROWS typed rows"
-	# the typed rows again and again, with new ids
+# the table of the first copy: the typed rows again and again, with new ids
+make_snap() {
+	[ -n "${SNAP_MB:-}" ] && return 0
 	"${PSQL[@]}" -c "CREATE TABLE snap (LIKE typed INCLUDING ALL)" \
 		-c "INSERT INTO snap SELECT k * m.max + id, n, amount, name, email, created, uid, active, age, score, meta, tags
 			FROM typed, (SELECT max(id), count(*) FROM typed) m, generate_series(0, ($SNAP_ROWS - 1) / m.count) k
 			ORDER BY k, id LIMIT $SNAP_ROWS" \
 		-c "VACUUM ANALYZE snap" -c "CREATE PUBLICATION dbz_snap FOR TABLE snap" -c "CHECKPOINT"
 	SNAP_MB=$("${PSQL[@]}" -At -c "SELECT pg_table_size('snap') / 1048576")
+}
+if part snapshot; then
+	phase "first copy: a table of $SNAP_ROWS typed rows"
+	make_snap
 	for ((r = 1; r <= REPS; r++)); do
 		for i in 0 1 2; do
 			case $(( (r + i) % 3 )) in
@@ -415,6 +427,37 @@ if part snapshot; then
 		done
 	done
 	rm -rf "$WORK/copy" "$WORK/dump"
+fi
+
+# ------------------------------------------------------------ 4. first copy into the server
+# the documents of a database of the server, counted
+server_count() { "$PYTHON" -c 'import sys, pymongo; c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1])); print(c[sys.argv[2]]["snap"].count_documents({})); c.drop_database(sys.argv[2])' "$FPORT" "$1"; }
+if part load; then
+	phase "first copy into $SERVER_NAME: a table of $SNAP_ROWS typed rows"
+	make_snap
+	MONGORESTORE=$(mongotools_build)/mongorestore
+	rm -rf "$WORK/ldump"
+	"$EXPORT" -h 127.0.0.1 -p "$PGPORT" -d bench --out-dir "$WORK/ldump" --include-tables public.snap >/dev/null
+	for ((r = 1; r <= REPS; r++)); do
+		for i in 0 1; do
+			if [ $(( (r + i) % 2 )) = 0 ]; then
+				p=mongorestore
+				res=$(run "$WORK/restore.log" "$MONGORESTORE" --host 127.0.0.1 --port "$FPORT" \
+					--nsFrom 'bench.*' --nsTo "load_$r.*" "$WORK/ldump")
+			else
+				p=pg_bsonstream
+				rm -rf "$WORK/lcopy"
+				res=$(run "$WORK/bso.log" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "load_bso_$r" \
+					--create-slot --initial-copy --include-tables public.snap -o "$WORK/lcopy" -q \
+					--to "mongodb://127.0.0.1:$FPORT/load_$r" \
+					-E "$("${PSQL[@]}" -At -c "SELECT pg_current_wal_insert_lsn()")")
+				"${PSQL[@]}" -c "SELECT pg_drop_replication_slot('load_bso_$r')" >/dev/null
+			fi
+			check "first copy into $SERVER_NAME: $p run $r loaded $SNAP_ROWS documents" "$SNAP_ROWS" "$(server_count "load_$r")"
+			record load "$p" "$res"
+		done
+	done
+	rm -rf "$WORK/lcopy" "$WORK/ldump"
 fi
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -482,6 +525,24 @@ FVER=$("$FERRETDB" --version 2>&1 | sed -n 's/^version: //p' | head -1)
 		c_d=$(med apply debezium CPU); c_b=$(med apply pg_bsonstream CPU)
 		echo "pg_bsonstream --to: **$(ratio "$w_d" "$w_b")×** the Debezium pipeline's events/s (goal ≥ 2×, or where the" \
 			"server limits both ≤ 0.2× its client CPU), at **$(ratio "$c_b" "$c_d")×** its client CPU."
+	fi
+	if part load; then
+		echo
+		echo "## 4. First copy into $SERVER_NAME: $SNAP_ROWS rows"
+		echo
+		echo "The table of part 3 ($SNAP_MB MB). pg_bsonstream: \`--create-slot --initial-copy --to\`, end to end" \
+			"(the slot, the copy into DIR/initial, its load: documents in unordered inserts of 1,000, then the" \
+			"indexes). mongorestore 100.8.0 (default options: 4 collections at a time, one insertion worker each)" \
+			"of a \`pg_bsonexport --out-dir\` dump of the table made before the runs: its load alone. Each run into a" \
+			"database of its own, its documents counted after."
+		echo
+		echo "| client | median s | documents/s | client CPU s | µs CPU/document | server CPU s | peak RSS MB | all runs (s) |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|"
+		echo "| mongorestore (load of the dump) | $(row load mongorestore "$SNAP_ROWS") |"
+		echo "| pg_bsonstream --initial-copy --to (copy and load) | $(row load pg_bsonstream "$SNAP_ROWS") |"
+		echo
+		echo "pg_bsonstream: **$(ratio "$(med load mongorestore WALL)" "$(med load pg_bsonstream WALL)")×** mongorestore's" \
+			"documents/s (goal ≥ 1.0×), at $(ratio "$(med load pg_bsonstream CPU)" "$(med load mongorestore CPU)")× its client CPU."
 	fi
 	if part snapshot; then
 		echo

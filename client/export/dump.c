@@ -233,7 +233,8 @@ list_collections(Dump *d, PGconn *conn)
 	char	   *schema = extension_schema(d, conn);
 	char	   *include = array_literal(o->include, o->ninclude);
 	char	   *exclude = array_literal(o->exclude, o->nexclude);
-	const char *params[5];
+	const char *params[6];
+	char		relation[16];
 	char		sql[1024];
 	int			rc = 0;
 
@@ -249,6 +250,8 @@ list_collections(Dump *d, PGconn *conn)
 	params[2] = o->ns_db;
 	params[3] = o->include_schema ? "true" : "false";
 	params[4] = o->partition_root ? "true" : "false";
+	snprintf(relation, sizeof(relation), "%u", d->o->relation);
+	params[5] = relation;
 
 	/*
 	 * Names, patterns and metadata in UTF-8, as file names and metadata.json
@@ -275,9 +278,10 @@ list_collections(Dump *d, PGconn *conn)
 			 "  WITH ORDINALITY b "
 			 "JOIN pg_catalog.pg_class c ON c.oid = b.source "
 			 "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+			 "WHERE $6::pg_catalog.oid = 0 OR b.relation::pg_catalog.oid = $6::pg_catalog.oid "
 			 "ORDER BY b.ordinality", schema);
 	/* bson_collections() locks the tables: a wait for one is said (db_exec_waiting) */
-	d->res = db_exec_waiting(conn, sql, 5, params, NULL);
+	d->res = db_exec_waiting(conn, sql, 6, params, NULL);
 	if (PQresultStatus(d->res) != PGRES_TUPLES_OK)
 	{
 		db_lock_error(conn, d->res, "could not list the tables", NULL, d->err, d->errsize);

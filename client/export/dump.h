@@ -39,6 +39,8 @@ typedef struct DumpOptions
 	const char *dir;			/* the dump's root: DIR/<db>/... */
 
 	const Selection *sel;		/* bson_collections' arguments */
+	unsigned int relation;		/* only the collection of this table (its
+								 * OID; bson_collections' relation), 0: all */
 
 	int			jobs;			/* connections, at most DUMP_MAX_JOBS */
 	int			sync;			/* fsync every file and directory */

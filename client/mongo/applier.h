@@ -10,6 +10,8 @@
  *	copy_load.c    the first copy (DIR/initial) loaded: documents, indexes
  *	replay.c       writes sent again that collide on a unique index
  *	dead_letter.c  the dead-letter file
+ *	schema_follow.c  schema events: a table's collection copied again or
+ *	               dropped, the shapes the collections have
  *
  * One applier a process: its state is the global 'applier', written by the
  * applier's thread only, but for what is under its lock (stats, failed).
@@ -98,6 +100,14 @@ typedef struct Applier
 
 	int			dead_fd;
 
+	/* what each table's collection holds (schema_follow.c) */
+	struct TableShape *tables;
+	int			ntables;
+	int			maxtables;
+	int			tables_dirty;	/* to be stored with the next position */
+	uint64_t	skipped;		/* events in a table's copy again, not applied */
+	char		passed[RESUME_TOKEN_LEN + 1];	/* the last of them */
+
 	/* the thread and what it shares (under lock) */
 	pthread_t	thread;
 	int			started;
@@ -132,9 +142,30 @@ extern int	find_one(const char *db, const char *collname, const bson_t *filter, 
 extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
 extern char **pending_segments(uint64_t *bytes);
 extern void free_names(char **names);
+extern int	progress_command(const char *what,
+							 mongoc_bulk_operation_t *(*build) (mongoc_collection_t *, void *),
+							 void *arg);
 
 /* copy_load.c: DIR/initial into MongoDB, unless done */
 extern int	load_initial(void);
+/*
+ * A table's copy again (one collection in the dump directory root, made at
+ * consistent point at) in place of its collection: its db and coll out.
+ */
+extern int	load_recopy(const char *root, uint64_t at, char *db, size_t dbsize,
+						char *coll, size_t collsize);
+extern void remove_tree(const char *path);
+
+/* schema_follow.c */
+/* a collection loaded from a copy whose metadata is meta (at: its consistent point, 0: the first copy's) */
+extern int	tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t at);
+extern void tables_append(bson_t *doc);
+extern int	tables_read(const bson_t *progress);
+/* a schema event: applied (the batch before it is) */
+extern int	schema_apply(const ApplyEvent *ev);
+/* an event of a table copied again that the copy holds: not applied */
+extern int	schema_skips(const ApplyEvent *ev);
+extern int	drop_collection(const char *db, const char *coll);
 
 /* replay.c */
 extern int	same_id(bson_iter_t *a, bson_iter_t *b);

@@ -349,18 +349,16 @@ load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
 	return 0;
 }
 
-/* The collections of DIR/initial: from each <db>/<file>.metadata.json */
+/* The collections of a dump directory: from each <db>/<file>.metadata.json */
 static int
-list_copy(CopyColl **out, int *nout)
+list_copy(const char *root, CopyColl **out, int *nout)
 {
-	char		root[4096];
 	DIR		   *d;
 	struct dirent *de;
 	int			n = 0;
 	int			max = 0;
 	CopyColl   *cs = NULL;
 
-	snprintf(root, sizeof(root), "%s/initial", applier.o.dir);
 	*out = NULL;
 	*nout = 0;
 	d = opendir(root);
@@ -429,7 +427,7 @@ list_copy(CopyColl **out, int *nout)
 	return 0;
 }
 
-static void
+void
 remove_tree(const char *path)
 {
 	DIR		   *d = opendir(path);
@@ -472,7 +470,8 @@ load_initial(void)
 		fail("the first copy in \"%s/initial\" is unfinished: it cannot be loaded", applier.o.dir);
 		return -1;
 	}
-	if (list_copy(&cs, &n) != 0)
+	snprintf(marker, sizeof(marker), "%s/initial", applier.o.dir);
+	if (list_copy(marker, &cs, &n) != 0)
 		return -1;
 	if (n == 0 && resuming)
 	{
@@ -510,10 +509,13 @@ load_initial(void)
 		rc = load_collection_documents(target_db(cs[i].db), cs[i].coll, cs[i].bson_path, resuming);
 		if (rc == 0)
 			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
+		if (rc == 0)
+			rc = tables_note_copy(cs[i].db, cs[i].coll, cs[i].meta, 0);
 	}
 	for (int i = 0; i < n; i++)
 		bson_destroy(cs[i].meta);
 	free(cs);
+	/* with the shapes of the tables as copied (applier.tables_dirty) */
 	if (rc == 0)
 		rc = store_progress(NULL, "done", 0, NULL);
 	if (rc == 0)
@@ -529,5 +531,38 @@ load_initial(void)
 			remove_tree(p);
 		}
 	}
+	return rc;
+}
+
+int
+load_recopy(const char *root, uint64_t at, char *db, size_t dbsize, char *coll, size_t collsize)
+{
+	CopyColl   *cs;
+	int			n;
+	int			rc;
+
+	if (list_copy(root, &cs, &n) != 0)
+		return -1;
+	if (n != 1)
+	{
+		fail("the copy again in \"%s\" holds %d collections, where one was expected", root, n);
+		rc = -1;
+	}
+	else
+	{
+		snprintf(db, dbsize, "%s", cs[0].db);
+		snprintf(coll, collsize, "%s", cs[0].coll);
+		/* replaced: what the documents are now, none of what they were */
+		rc = drop_collection(target_db(cs[0].db), cs[0].coll);
+		if (rc == 0)
+			rc = load_collection_documents(target_db(cs[0].db), cs[0].coll, cs[0].bson_path, 0);
+		if (rc == 0)
+			rc = load_collection_indexes(target_db(cs[0].db), cs[0].coll, cs[0].meta);
+		if (rc == 0)
+			rc = tables_note_copy(cs[0].db, cs[0].coll, cs[0].meta, at);
+	}
+	for (int i = 0; i < n; i++)
+		bson_destroy(cs[i].meta);
+	free(cs);
 	return rc;
 }

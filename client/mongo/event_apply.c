@@ -27,6 +27,8 @@ typedef struct EventFields
 	int			has_partitions;
 	bson_iter_t partition_filter;
 	int			has_partition_filter;
+	bson_iter_t description;
+	int			has_description;
 	int64_t		wall_ms;
 } EventFields;
 
@@ -198,6 +200,11 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 		}
 		else if (strcmp(k, "wallTime") == 0 && BSON_ITER_HOLDS_DATE_TIME(&it))
 			f.wall_ms = bson_iter_date_time(&it);
+		else if (strcmp(k, "operationDescription") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.description = it;
+			f.has_description = 1;
+		}
 	}
 	if (!f.has_token || f.op == NULL || !f.has_ns)
 	{
@@ -221,6 +228,37 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 	if (f.has_key)
 		bson_append_iter(ev->selector, "_id", 3, &f.key);
 
+	if (strcmp(f.op, "modify") == 0 || strcmp(f.op, "drop") == 0)
+	{
+		bson_iter_t sub;
+		int			has_relid = 0;
+
+		if (f.has_description && bson_iter_recurse(&f.description, &sub))
+			while (bson_iter_next(&sub))
+			{
+				const char *dk = bson_iter_key(&sub);
+
+				if (strcmp(dk, "relid") == 0 && BSON_ITER_HOLDS_INT64(&sub))
+				{
+					ev->relid = bson_iter_int64(&sub);
+					has_relid = 1;
+				}
+				else if (strcmp(dk, "table") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+					snprintf(ev->table, sizeof(ev->table), "%s", bson_iter_utf8(&sub, NULL));
+				else if (strcmp(dk, "shape") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+				{
+					free(ev->shape);
+					ev->shape = strdup(bson_iter_utf8(&sub, NULL));
+				}
+			}
+		if (!has_relid || (strcmp(f.op, "modify") == 0 && ev->shape == NULL))
+		{
+			snprintf(err, errsize, "a %s event without its table's relid or shape", f.op);
+			return -1;
+		}
+		ev->kind = APPLY_SCHEMA;
+		return 0;
+	}
 	if (strcmp(f.op, "truncate") == 0)
 	{
 		if (f.has_partitions && !f.has_partition_filter)
@@ -317,6 +355,8 @@ event_apply_free(ApplyEvent *ev)
 	if (ev->unchanged)
 		bson_destroy(ev->unchanged);
 	ev->selector = ev->doc = ev->unchanged = NULL;
+	free(ev->shape);
+	ev->shape = NULL;
 }
 
 int

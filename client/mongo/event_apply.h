@@ -17,6 +17,9 @@
  *	                         are applied together, the fields it names taken
  *	                         from the document the delete removes
  *	                         (mongo_apply.c)
+ *	modify, drop             a DDL changed the table's documents: its
+ *	                         collection copied again, or dropped
+ *	                         (schema_follow.c)
  *
  * Events that cannot be applied say why (problem): a table without a
  * replica identity (no documentKey: its documents cannot be found again),
@@ -45,6 +48,7 @@ typedef enum
 	APPLY_DELETE_ALL,			/* delete many: the whole collection, or the
 								 * truncated partitions' documents */
 	APPLY_KEY_CHANGE_INSERT,	/* replace, upsert, with the delete before */
+	APPLY_SCHEMA,				/* modify or drop: schema_follow.c */
 	APPLY_REFUSED				/* cannot be applied: see problem */
 } ApplyKind;
 
@@ -61,6 +65,10 @@ typedef struct ApplyEvent
 	bson_t	   *doc;			/* the replacement, or the update's operators */
 	bson_t	   *unchanged;		/* key change: the field names, as an array */
 	char		problem[1024];	/* APPLY_REFUSED: why */
+	/* APPLY_SCHEMA: operationDescription */
+	int64_t		relid;
+	char		table[600];		/* schema.table */
+	char	   *shape;			/* malloc'ed; NULL: a drop */
 } ApplyEvent;
 
 /*

@@ -728,7 +728,7 @@ apply_collection(int *idx, int n)
 }
 
 /* One command on the progress collection's database, retried while transient */
-static int
+int
 progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_collection_t *, void *),
 				 void *arg)
 {
@@ -803,6 +803,9 @@ build_progress(mongoc_collection_t *coll, void *arg)
 		BSON_APPEND_UTF8(&set, "initial", p->initial);
 	if (p->wall_ms)
 		BSON_APPEND_DATE_TIME(&set, "wallTime", p->wall_ms);
+	/* what the collections hold, with the position it is true at */
+	if (applier.tables_dirty || applier.fresh)
+		tables_append(&set);
 	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
 	BSON_APPEND_BOOL(&uopts, "upsert", true);
 	if (applier.fresh)
@@ -836,9 +839,13 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
 {
 	ProgressSet p = {token, NULL, initial, wall_ms, stash_id};
 
+	int			dirty = applier.tables_dirty;
+
 	if (progress_command("store the position", build_progress, &p) != 0)
 		return -1;
 	applier.fresh = 0;
+	if (dirty)
+		applier.tables_dirty = 0;
 	applier.stored_at = now_seconds();
 	if (token)
 		snprintf(applier.applied, sizeof(applier.applied), "%s", token);
@@ -1027,9 +1034,19 @@ flush_batch(int store)
 	char	   *done;
 	int			rc = 0;
 	const Op   *last;
+	const char *pass_to = NULL;
 
+	/*
+	 * Events passed over (a table's copy again holds them) count as applied:
+	 * the position goes past them, unless a delete held back is before them.
+	 */
+	if (applier.passed[0] && !applier.has_held &&
+		(applier.nops == 0 || strcmp(applier.passed, applier.ops[applier.nops - 1].ev.token) > 0))
+		pass_to = applier.passed;
 	if (applier.nops == 0)
 	{
+		if (pass_to && strcmp(pass_to, applier.flushed) > 0)
+			snprintf(applier.flushed, sizeof(applier.flushed), "%s", pass_to);
 		/* the batches were applied as they filled: the position of the last, at a segment's end */
 		if (store && applier.nmoved == 0 && applier.flushed[0] && strcmp(applier.flushed, applier.applied) > 0)
 			return store_progress(applier.flushed, NULL, applier.flushed_wall_ms, NULL);
@@ -1069,10 +1086,10 @@ flush_batch(int store)
 		rc = check_moved();
 	/* no position stored while values are moved aside: a stop then replays from before them */
 	if (rc == 0 && applier.nmoved == 0 && (store || now_seconds() - applier.stored_at >= PROGRESS_EVERY))
-		rc = store_progress(last->ev.token, NULL, last->ev.wall_ms, NULL);
+		rc = store_progress(pass_to ? pass_to : last->ev.token, NULL, last->ev.wall_ms, NULL);
 	if (rc == 0)
 	{
-		snprintf(applier.flushed, sizeof(applier.flushed), "%s", last->ev.token);
+		snprintf(applier.flushed, sizeof(applier.flushed), "%s", pass_to ? pass_to : last->ev.token);
 		applier.flushed_wall_ms = last->ev.wall_ms;
 		pthread_mutex_lock(&applier.lock);
 		applier.stats.events += applier.nops;
@@ -1336,6 +1353,33 @@ take_event(const uint8_t *data, uint32_t len)
 	memcpy(op.event, data, len);
 	op.event_len = len;
 	op.replay = applier.replay_until[0] && strncmp(op.ev.token, applier.replay_until, RESUME_TOKEN_LEN) <= 0;
+	/* a DDL: what came before it applied first, then its rule */
+	if (op.ev.kind == APPLY_SCHEMA)
+	{
+		int			rc = release_held();
+
+		if (rc == 0)
+			rc = flush_batch(1);
+		if (rc == 0)
+			rc = schema_apply(&op.ev);
+		if (rc == 0)
+			rc = store_progress(op.ev.token, NULL, op.ev.wall_ms, NULL);
+		if (rc == 0)
+		{
+			snprintf(applier.flushed, sizeof(applier.flushed), "%s", op.ev.token);
+			applier.flushed_wall_ms = op.ev.wall_ms;
+		}
+		free_op(&op);
+		return rc;
+	}
+	/* a table copied again: its changes that the copy holds */
+	if (schema_skips(&op.ev))
+	{
+		applier.skipped++;
+		snprintf(applier.passed, sizeof(applier.passed), "%s", op.ev.token);
+		free_op(&op);
+		return 0;
+	}
 	/* a table made while streaming, under a name MongoDB refuses: by the policy */
 	if (op.ev.kind != APPLY_NOTHING && op.ev.kind != APPLY_REFUSED &&
 		apply_check_name(op.ev.db, op.ev.coll, err, sizeof(err)) != 0)
@@ -1790,6 +1834,12 @@ target_read(char *err, size_t errsize)
 			snprintf(applier.replay_until, sizeof(applier.replay_until), "%s", bson_iter_utf8(&it, NULL));
 			snprintf(applier.intent, sizeof(applier.intent), "%s", applier.replay_until);
 			snprintf(applier.replay_end, sizeof(applier.replay_end), "%s", applier.replay_until);
+		}
+		if (tables_read(progress) != 0)
+		{
+			snprintf(err, errsize, "%s", applier.errmsg);
+			bson_destroy(progress);
+			return -1;
 		}
 		bson_destroy(progress);
 	}

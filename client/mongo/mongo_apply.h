@@ -51,6 +51,16 @@ typedef struct ApplyOptions
 	int			sync;
 	uint64_t	max_buffer;		/* bytes of segments not yet applied, at most */
 	int			batch_events;	/* events per batch, at most */
+
+	/*
+	 * The collection of table relid copied again, for a DDL that changed
+	 * its documents: a dump directory outdir/<db>/<coll>.bson with its
+	 * .metadata.json, in the snapshot of a temporary slot whose consistent
+	 * point goes into *at (recopy.h).  0, or -1 with err set.
+	 */
+	int			(*recopy) (void *arg, int64_t relid, const char *outdir, uint64_t *at,
+						   char *err, size_t errsize);
+	void	   *recopy_arg;
 } ApplyOptions;
 
 typedef struct ApplyStats

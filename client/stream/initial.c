@@ -230,17 +230,29 @@ int
 initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 			 DumpOptions *o, DumpStats *stats, char *err, size_t errsize)
 {
+	char		idir[4096];
+	int			rc;
+
+	snprintf(idir, sizeof(idir), "%s/initial", dir);
+	o->dir = idir;
+	rc = snapshot_dump(copts, snapshot, o, stats, err, errsize);
+	if (rc != 0 && strncmp(err, "interrupted", 11) == 0)
+		snprintf(err, errsize, "interrupted during the initial copy");
+	return rc;
+}
+
+int
+snapshot_dump(const ConnOpts *copts, const char *snapshot, DumpOptions *o,
+			  DumpStats *stats, char *err, size_t errsize)
+{
 	ConnOpts	query_opts = *copts;
 	PGconn	   *conn;
 	PGcancel   *cancel;
 	int			cancel_slot = -1;
 	char		sql[256];
-	char		idir[4096];
 	int			rc = -1;
 
 	memset(stats, 0, sizeof(*stats));
-	snprintf(idir, sizeof(idir), "%s/initial", dir);
-	o->dir = idir;
 
 	/*
 	 * A plain connection of its own: the replication connection is busy
@@ -257,10 +269,8 @@ initial_copy(const ConnOpts *copts, const char *snapshot, const char *dir,
 	if (db_begin_export(conn, 1, err, errsize) == 0 &&
 		db_command(conn, sql, "could not import the slot's snapshot", err, errsize) == 0 &&
 		dump_write(conn, snapshot, o, stats, err, errsize) == 0)
-		rc = db_command(conn, "COMMIT", "could not end the initial copy's transaction",
+		rc = db_command(conn, "COMMIT", "could not end the copy's transaction",
 						err, errsize);
-	if (rc != 0 && strncmp(err, "interrupted", 11) == 0)
-		snprintf(err, errsize, "interrupted during the initial copy");
 	if (cancel_slot >= 0)
 		signals_unregister_cancel(cancel_slot);
 	if (cancel)

@@ -26,6 +26,15 @@ extern int	initial_copy(const ConnOpts *copts, const char *snapshot, const char 
 						 DumpOptions *o, DumpStats *stats, char *err, size_t errsize);
 
 /*
+ * The dump of o (into o->dir) under 'snapshot', on a connection of its own
+ * made with copts (a replication connection's options: a plain one is
+ * made); 0, or -1 with err set.  initial_copy's, and a table's copy again
+ * (recopy.h).
+ */
+extern int	snapshot_dump(const ConnOpts *copts, const char *snapshot, DumpOptions *o,
+						  DumpStats *stats, char *err, size_t errsize);
+
+/*
  * An unfinished first copy is marked: DIR/initial/.incomplete, holding the
  * slot's name, is made (with O_EXCL, fsynced with its directory) before the
  * slot is created, and removed (the directory fsynced) only once every file

@@ -43,6 +43,7 @@
 #include "mongo_apply.h"
 #include "option_parse.h"
 #include "progress.h"
+#include "recopy.h"
 #include "repl.h"
 #include "segment.h"
 #include "selection.h"
@@ -442,6 +443,8 @@ parse_options(int argc, char **argv)
 	if (opt.to && opt.citus)
 		die_usage("--to cannot be used with --citus yet: the nodes' streams would be applied "
 				  "each on its own, not merged by their commit times");
+	/* the applier follows DDL by the plugin's schema events */
+	opt.events.schema_events = opt.to != NULL;
 	if (!opt.to && apply_option)
 		die_usage("%s is for --to (as are --to-password-file, --progress-collection, "
 				  "--dead-letter, --max-buffer, --keep-applied and --batch-size)", apply_option);
@@ -1008,6 +1011,38 @@ end_copy(PGconn *conn)
 		PQclear(res);
 }
 
+/* The dump options of the first copy, and of a table's copy again */
+static void
+copy_options(DumpOptions *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sel = &opt.sel;
+	o->jobs = opt.jobs;
+	o->sync = !opt.no_sync;
+	/* into an empty directory: a file there now is not ours to replace */
+	o->force = 0;
+	/*
+	 * Into files, a document MongoDB would not take is an error of the copy;
+	 * into MongoDB, the server's refusal of it goes by --dead-letter, as a
+	 * change's does (the files are the applier's buffer only).
+	 */
+	o->max_size = opt.to ? (size_t) INT32_MAX : BSON_MONGODB_MAX_SIZE;
+	o->validate = 1;
+	o->node_rows = 1;
+}
+
+/* --to: a table's collection copied again after a DDL (mongo_apply.h) */
+static int
+recopy_table(void *arg, int64_t relid, const char *outdir, uint64_t *at,
+			 char *err, size_t errsize)
+{
+	const StreamTarget *t = arg;
+	DumpOptions o;
+
+	copy_options(&o);
+	return table_recopy(&t->conn, &o, (unsigned int) relid, outdir, at, err, errsize);
+}
+
 /* The first copy into DIR/initial, with the stream's selection and names */
 static int
 copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
@@ -1015,20 +1050,7 @@ copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
 {
 	DumpOptions o;
 
-	memset(&o, 0, sizeof(o));
-	o.sel = &opt.sel;
-	o.jobs = opt.jobs;
-	o.sync = !opt.no_sync;
-	/* DIR/initial is empty (initial_begin): a file there now is not ours to replace */
-	o.force = 0;
-	/*
-	 * Into files, a document MongoDB would not take is an error of the copy;
-	 * into MongoDB, the server's refusal of it goes by --dead-letter, as a
-	 * change's does (the files are the applier's buffer only).
-	 */
-	o.max_size = opt.to ? (size_t) INT32_MAX : BSON_MONGODB_MAX_SIZE;
-	o.validate = 1;
-	o.node_rows = 1;
+	copy_options(&o);
 	return initial_copy(&t->conn, snapshot, t->dir, &o, stats, err, errsize);
 }
 
@@ -1200,6 +1222,8 @@ stream_server(const StreamTarget *t)
 		ao.sync = !opt.no_sync;
 		ao.max_buffer = opt.max_buffer;
 		ao.batch_events = opt.batch_size;
+		ao.recopy = recopy_table;
+		ao.recopy_arg = (void *) t;
 		/* before the slot is made: a MongoDB that cannot be used leaves nothing behind */
 		rc = apply_open(&ao, err, sizeof(err));
 		if (rc == -2)
@@ -1217,7 +1241,7 @@ stream_server(const StreamTarget *t)
 		if (t->initial_copy &&
 			initial_begin(t->dir, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
 			die("%s", err);
-		if (repl_create_slot(conn, &t->conn, opt.slot, snapshot, sizeof(snapshot), &start,
+		if (repl_create_slot(conn, &t->conn, opt.slot, 0, snapshot, sizeof(snapshot), &start,
 							 err, sizeof(err)) != 0)
 		{
 			char		why[512];

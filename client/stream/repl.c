@@ -237,8 +237,8 @@ create_slot_result(PGconn *conn, const ConnOpts *opts, const char *slot)
 }
 
 int
-repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot, char *snapshot,
-				 size_t snapsize, Lsn *start, char *err, size_t errsize)
+repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot, int temporary,
+				 char *snapshot, size_t snapsize, Lsn *start, char *err, size_t errsize)
 {
 	char		sql[512];
 	char	   *ident = PQescapeIdentifier(conn, slot, strlen(slot));
@@ -252,10 +252,12 @@ repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot, char *sna
 	/* 15 takes options in parentheses; before, the bare keyword */
 	if (PQserverVersion(conn) >= 150000)
 		snprintf(sql, sizeof(sql),
-				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out (SNAPSHOT 'export')", ident);
+				 "CREATE_REPLICATION_SLOT %s%s LOGICAL bson_out (SNAPSHOT 'export')", ident,
+				 temporary ? " TEMPORARY" : "");
 	else
 		snprintf(sql, sizeof(sql),
-				 "CREATE_REPLICATION_SLOT %s LOGICAL bson_out EXPORT_SNAPSHOT", ident);
+				 "CREATE_REPLICATION_SLOT %s%s LOGICAL bson_out EXPORT_SNAPSHOT", ident,
+				 temporary ? " TEMPORARY" : "");
 	PQfreemem(ident);
 	res = PQsendQuery(conn, sql) ? create_slot_result(conn, opts, slot) : NULL;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) < 3)
@@ -347,6 +349,8 @@ repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 		rc = add_option(sql, size, &n, &count, "unmappable-values", events->unmappable);
 	if (rc == 0 && events->before_change)
 		rc = add_option(sql, size, &n, &count, "full-document-before-change", "on");
+	if (rc == 0 && events->schema_events)
+		rc = add_option(sql, size, &n, &count, "schema-events", "on");
 	/* where each transaction ends: what a stop confirms (commit_marker.h) */
 	if (rc == 0)
 		rc = add_option(sql, size, &n, &count, "commit-markers", "on");

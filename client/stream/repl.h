@@ -27,13 +27,14 @@ extern int	lsn_parse(const char *s, Lsn *lsn);
 /*
  * Create a logical slot with the bson_out plugin that exports a snapshot;
  * its name (valid until the next command on conn) into snapshot, the
- * slot's consistent point into start.  While the server waits for the
+ * slot's consistent point into start; a temporary slot lives as long as
+ * conn.  While the server waits for the
  * transactions in progress (a prepared one may wait for a person), says so
  * after a few seconds, listing them through another connection made with
  * opts (conn's options); a signal cancels the command.
  */
 extern int	repl_create_slot(PGconn *conn, const ConnOpts *opts, const char *slot,
-							 char *snapshot, size_t snapsize, Lsn *start,
+							 int temporary, char *snapshot, size_t snapsize, Lsn *start,
 							 char *err, size_t errsize);
 
 /*
@@ -49,6 +50,7 @@ typedef struct ReplEventOptions
 {
 	const char *unmappable;		/* unmappable-values, NULL: its default */
 	int			before_change;	/* full-document-before-change */
+	int			schema_events;	/* schema-events: a DDL's "modify", "drop" */
 } ReplEventOptions;
 
 extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,

@@ -9,7 +9,9 @@
  *							and the event's position in its transaction, laid
  *							out as src/core/resume_token.h says
  *	operationType			"insert", "update", "replace", "delete" or
- *							"truncate"
+ *							"truncate"; "modify" or "drop" for a schema
+ *							event, which has operationDescription
+ *							{relid, table, shape} after ns, then txnNumber
  *	clusterTime				timestamp: the commit's seconds since 1970, and
  *							the position as increment
  *	wallTime				datetime of the commit
@@ -352,6 +354,8 @@ static const char *const op_names[] = {
 	[BSON_CHANGE_REPLACE] = "replace",
 	[BSON_CHANGE_DELETE] = "delete",
 	[BSON_CHANGE_TRUNCATE] = "truncate",
+	[BSON_CHANGE_MODIFY] = "modify",
+	[BSON_CHANGE_DROP] = "drop",
 };
 
 void
@@ -390,6 +394,30 @@ append_head(BsonWriter *w, BsonChangeOp op, const BsonChangeTxn *txn)
 
 	bson_key(w, BSON_TYPE_DATETIME, "wallTime", 8, 8);
 	bson_put_int64(w, unix_time(txn->commit_time, 1000));
+}
+
+bytea *
+bson_schema_event(BsonChangeOp op, const char *ns, Size nslen, Oid relid,
+				  const char *name, const char *shape, const BsonChangeTxn *txn)
+{
+	BsonWriter	w;
+	Size		doc;
+	Size		desc;
+
+	Assert(op == BSON_CHANGE_MODIFY || op == BSON_CHANGE_DROP);
+	bson_writer_init(&w, 256 + nslen + strlen(name) + (shape ? strlen(shape) : 0));
+	doc = bson_open(&w);
+	append_head(&w, op, txn);
+	bson_put_raw(&w, ns, nslen);
+	desc = bson_append_document_begin(&w, "operationDescription", 20);
+	bson_append_int64(&w, "relid", 5, (int64) relid);
+	bson_append_string(&w, "table", 5, name, strlen(name));
+	if (shape != NULL)
+		bson_append_string(&w, "shape", 5, shape, strlen(shape));
+	bson_close(&w, desc);
+	bson_append_int64(&w, "txnNumber", 9, (int64) txn->xid);
+	bson_close(&w, doc);
+	return bson_writer_finish(&w);
 }
 
 bytea *
@@ -449,6 +477,9 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 			break;
 		case BSON_CHANGE_DELETE:
 			break;
+		case BSON_CHANGE_MODIFY:
+		case BSON_CHANGE_DROP:
+			elog(ERROR, "a schema event is written by bson_schema_event");
 	}
 
 	if (opts->before_change && ev->old &&

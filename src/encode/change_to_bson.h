@@ -22,7 +22,9 @@ typedef enum BsonChangeOp
 	BSON_CHANGE_UPDATE,
 	BSON_CHANGE_REPLACE,
 	BSON_CHANGE_DELETE,
-	BSON_CHANGE_TRUNCATE
+	BSON_CHANGE_TRUNCATE,
+	BSON_CHANGE_MODIFY,			/* schema events (bson_schema_event) */
+	BSON_CHANGE_DROP
 } BsonChangeOp;
 
 /* Where an event is in the stream: its transaction, and its place in it */
@@ -140,6 +142,18 @@ extern bytea *bson_row_document(const BsonChangeTable *table,
 /* The "_id" element of an event: {_data: its resume token} */
 extern void bson_change_append_id(BsonWriter *w, uint64 commit_lsn,
 								  uint64 position);
+
+/*
+ * A schema event: a DDL changed the documents of the table relid (named
+ * name), whose collection is ns (an encoded "ns" element): "modify", with
+ * the shape of its documents now (bson_table_shape; the collection's name
+ * may be new), or "drop" (shape NULL): the table is gone, or no longer
+ * selected.  Written as MongoDB writes its own DDL events (showExpandedEvents),
+ * the table in operationDescription: {relid, table, shape}.
+ */
+extern bytea *bson_schema_event(BsonChangeOp op, const char *ns, Size nslen,
+								Oid relid, const char *name, const char *shape,
+								const BsonChangeTxn *txn);
 
 /* The event as one BSON document (a bytea, as the writer makes them) */
 extern bytea *bson_change_event(const BsonChangeEvent *ev,

@@ -1,7 +1,13 @@
 /*
  * collection_metadata.c
  *		<coll>.metadata.json: {"indexes": [...], "collectionName": coll,
- *		"type": "collection"}, canonical Extended JSON.
+ *		"type": "collection", "bson_out": {...}}, canonical Extended JSON.
+ *
+ * "bson_out" is ours, which mongorestore passes over: the table the
+ * documents are the rows of (its OID, "relid") and the shape of its
+ * documents (bson_table_shape) in the dump's snapshot, so that a consumer
+ * of the dump and of the change stream after it (pg_bsonstream --to) can
+ * tell when a DDL has changed the table's documents since.
  *
  * The indexes are the _id index, which every collection has, and one
  * unique index per unique index of the table (UNIQUE constraints have one)
@@ -34,6 +40,8 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/relcache.h"
+
+#include "table_model.h"
 
 /* Every BSON type alias of MongoDB's $type but null and undefined */
 #define NON_NULL_TYPES "[\"double\",\"string\",\"object\",\"array\",\"binData\"," \
@@ -160,6 +168,9 @@ bson_collection_metadata(Relation rel, const BsonChangeTable *model,
 	list_free(indexes);
 	appendStringInfoString(&out, "],\"collectionName\":");
 	escape_json(&out, coll);
-	appendStringInfoString(&out, ",\"type\":\"collection\"}");
+	appendStringInfo(&out, ",\"type\":\"collection\",\"bson_out\":{\"relid\":"
+					 "{\"$numberLong\":\"%u\"},\"shape\":", RelationGetRelid(rel));
+	escape_json(&out, bson_table_shape(model));
+	appendStringInfoString(&out, "}}");
 	return out.data;
 }

@@ -8,8 +8,12 @@
 #include "access/attmap.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 
@@ -287,4 +291,77 @@ bson_warn_id_column_left_out(const char *name)
 					name),
 			 errdetail("Documents of a table with a replica identity start with _id, the key, and the column is not part of the key."),
 			 errhint("Rename the column, or make it the table's replica identity.")));
+}
+
+/*
+ * A column's type for its shape: its name with the typmod, and for a
+ * composite type (or an array or domain of one) its attributes, which
+ * decide the fields of the embedded documents.
+ */
+static void
+append_shape_type(StringInfo out, Oid type, int32 typmod)
+{
+	Oid			base = getBaseType(type);
+	Oid			elem = get_element_type(base);
+	Oid			inner = OidIsValid(elem) ? getBaseType(elem) : base;
+
+	check_stack_depth();
+	/* qualified whatever the search_path: the plugin's and a copy's alike */
+	escape_json(out, format_type_extended(type, typmod,
+										  FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+	if (type_is_rowtype(inner) && inner != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(inner, -1);
+
+		appendStringInfoString(out, ",[");
+		for (int i = 0, n = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (att->attisdropped)
+				continue;
+			if (n++)
+				appendStringInfoChar(out, ',');
+			appendStringInfoChar(out, '[');
+			escape_json(out, NameStr(att->attname));
+			appendStringInfoChar(out, ',');
+			append_shape_type(out, att->atttypid, att->atttypmod);
+			appendStringInfoChar(out, ']');
+		}
+		appendStringInfoChar(out, ']');
+		ReleaseTupleDesc(desc);
+	}
+}
+
+char *
+bson_table_shape(const BsonChangeTable *t)
+{
+	StringInfoData out;
+	TupleDesc	desc = t->tupdesc;
+
+	initStringInfo(&out);
+	appendStringInfoString(&out, "{\"_id\":[");
+	for (int k = 0; k < t->nkeys; k++)
+	{
+		if (k)
+			appendStringInfoChar(&out, ',');
+		escape_json(&out, NameStr(TupleDescAttr(desc, t->keys[k])->attname));
+	}
+	appendStringInfoString(&out, "],\"columns\":[");
+	for (int i = 0, n = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (n++)
+			appendStringInfoChar(&out, ',');
+		appendStringInfoChar(&out, '[');
+		escape_json(&out, NameStr(att->attname));
+		appendStringInfoChar(&out, ',');
+		append_shape_type(&out, att->atttypid, att->atttypmod);
+		appendStringInfoChar(&out, ']');
+	}
+	appendStringInfoString(&out, "]}");
+	return out.data;
 }

@@ -84,6 +84,21 @@ extern void bson_row_to_root(BsonChangeRow *out, const BsonChangeRow *in,
 							 const int *map, int root_natts);
 
 /*
+ * The shape of t's documents, as text: what decides which fields they have
+ * and how each column's values are written (the key's columns, then every
+ * column with its type, typmod included, a composite type's attributes
+ * with it), in JSON:
+ *	{"_id":["id"],"columns":[["id","integer"],["a","numeric(10,2)"]]}
+ * Two models make the same documents from the same rows exactly when their
+ * shapes are equal: a DDL that changes them (a column added, dropped,
+ * renamed or retyped, another key) changes the shape, and one that does
+ * not (an index, a grant, a comment) leaves it.  The output plugin's
+ * schema events and the collection's metadata both carry it, for a
+ * consumer to compare.  Palloc'ed in the current context.
+ */
+extern char *bson_table_shape(const BsonChangeTable *t);
+
+/*
  * Warn once that a column named _id is left out of table's documents
  * (name: the table's qualified name).
  */

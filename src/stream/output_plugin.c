@@ -30,6 +30,7 @@
 #include "replication/slot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_lsn.h"
@@ -59,6 +60,7 @@ typedef struct StreamState
 	Oid			dist_transaction;	/* pg_dist_transaction, once looked up */
 } StreamState;
 
+static const char *stream_db(StreamState *st);
 static void bson_startup_cb(LogicalDecodingContext *ctx,
 							OutputPluginOptions *opt, bool is_init);
 static void bson_shutdown_cb(LogicalDecodingContext *ctx);
@@ -157,6 +159,7 @@ bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 
 	(void) txn;
 	st->position = 0;
+	bson_stream_tables_begin(&st->options, st->options.schema_events ? stream_db(st) : NULL);
 	MemoryContextReset(st->txn_cxt);
 	st->citus_truncates = NIL;
 	st->citus_2pc = false;
@@ -171,6 +174,10 @@ bson_begin_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
  */
 static void emit_citus_truncates(LogicalDecodingContext *ctx, StreamState *st,
 								 ReorderBufferTXN *txn, bool last_write);
+static void emit_schema_events(LogicalDecodingContext *ctx, StreamState *st,
+							   ReorderBufferTXN *txn);
+static void write_message(LogicalDecodingContext *ctx, const char *bytes, Size len,
+						  bool last_write);
 
 static void
 bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
@@ -182,12 +189,55 @@ bson_commit_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 	(void) commit_lsn;
 	if (st->citus_2pc)
 		emit_citus_truncates(ctx, st, txn, !st->options.commit_markers);
+	if (st->options.schema_events && rbtxn_has_catalog_changes(txn) &&
+		txn->ninvalidations > 0)
+		emit_schema_events(ctx, st, txn);
 	if (!st->options.commit_markers || st->position == 0)
 		return;
 	commit_marker_format(marker, st->position);
 	OutputPluginPrepareWrite(ctx, true);
 	appendBinaryStringInfo(ctx->out, marker, COMMIT_MARKER_LEN);
 	OutputPluginWrite(ctx, true);
+}
+
+/*
+ * With schema-events: a transaction with catalog changes ends with a schema
+ * event for each table whose documents its DDL changed (stream_tables.h),
+ * worked out at its commit, where the catalogs are as the transaction left
+ * them.  Its invalidation messages name the tables; they are run here, as
+ * decoding runs them, so that the relation cache holds the tables as they
+ * are now (decoding runs them again later, which costs one more rebuild).
+ */
+static void
+emit_schema_events(LogicalDecodingContext *ctx, StreamState *st,
+				   ReorderBufferTXN *txn)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->change_cxt);
+	List	   *changes;
+	ListCell   *lc;
+
+	for (uint32 i = 0; i < txn->ninvalidations; i++)
+		LocalExecuteInvalidationMessage(&txn->invalidations[i]);
+	changes = bson_stream_tables_schema_changes(txn->invalidations,
+												(int) txn->ninvalidations,
+												&st->options, stream_db(st));
+	foreach(lc, changes)
+	{
+		BsonSchemaChange *c = lfirst(lc);
+		BsonChangeTxn where;
+		bytea	   *doc;
+
+		where.commit_lsn = txn->final_lsn;
+		where.commit_time = BSON_TXN_COMMIT_TIME(txn);
+		where.xid = txn->xid;
+		where.position = ++st->position;
+		doc = bson_schema_event(c->shape ? BSON_CHANGE_MODIFY : BSON_CHANGE_DROP,
+								c->ns, c->nslen, c->relid, c->name, c->shape, &where);
+		write_message(ctx, VARDATA(doc), VARSIZE(doc) - VARHDRSZ,
+					  !st->options.commit_markers && lnext(changes, lc) == NULL);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(st->change_cxt);
 }
 
 /* ns.db: the option, or the database's name, looked up once */

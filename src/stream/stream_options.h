@@ -23,6 +23,8 @@ typedef struct BsonStreamOptions
 	BsonUnmappable unmappable;	/* unmappable-values */
 	Size		max_event_size; /* larger events are split into fragments */
 	bool		commit_markers; /* a marker after each transaction's events */
+	bool		schema_events;	/* "modify" and "drop" events at the commit of
+								 * a DDL that changes a table's documents */
 	bool		skip_origins;	/* origin=none: leave out changes that carry a
 								 * replication origin (applied by logical
 								 * replication, or copied by Citus) */

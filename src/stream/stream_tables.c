@@ -22,7 +22,13 @@
  */
 #include "stream_tables.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
 #include "utils/hsearch.h"
@@ -31,6 +37,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "catalog/partition.h"
+#include "miscadmin.h"
 
 #include "citus_tables.h"
 #include "collection_rivals.h"
@@ -41,6 +48,7 @@ static HTAB *tables = NULL;
 static bool tables_have_composites = false;
 static bool tables_have_partitions = false;
 static bool callbacks_registered = false;
+static uint64 tables_txn = 0;	/* transactions begun in the session */
 
 static void
 invalidate_all(bool composites_only)
@@ -126,6 +134,7 @@ bson_stream_tables_start(void)
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	tables_have_composites = false;
 	tables_have_partitions = false;
+	tables_txn = 0;
 	if (!callbacks_registered)
 	{
 		CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
@@ -340,6 +349,32 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 		entry->selected = false;
 }
 
+/* Nothing told of the table (any more) */
+static void
+forget(BsonStreamTable *entry)
+{
+	if (entry->told_shape != NULL)
+		pfree(entry->told_shape);
+	if (entry->told_ns != NULL)
+		pfree(entry->told_ns);
+	entry->told_shape = entry->told_ns = NULL;
+	entry->told_nslen = 0;
+}
+
+/* What the consumer knows of a selected table: what it is now */
+static void
+tell(BsonStreamTable *entry)
+{
+	MemoryContext old = MemoryContextSwitchTo(tables_cxt);
+
+	forget(entry);
+	entry->told_shape = bson_table_shape(&entry->change);
+	entry->told_ns = palloc(entry->change.nslen);
+	memcpy(entry->told_ns, entry->change.ns, entry->change.nslen);
+	entry->told_nslen = entry->change.nslen;
+	MemoryContextSwitchTo(old);
+}
+
 BsonStreamTable *
 bson_stream_table(Relation rel, const BsonStreamOptions *opts, const char *db)
 {
@@ -353,6 +388,7 @@ bson_stream_table(Relation rel, const BsonStreamOptions *opts, const char *db)
 	{
 		memset(entry, 0, sizeof(*entry));
 		entry->relid = relid;
+		entry->made_in = tables_txn;
 	}
 	/*
 	 * Besides the invalidations, a cheap check that costs nothing to keep:
@@ -361,5 +397,182 @@ bson_stream_table(Relation rel, const BsonStreamOptions *opts, const char *db)
 	if (!entry->valid ||
 		(entry->selected && entry->natts != RelationGetDescr(rel)->natts))
 		build_table(entry, rel, opts, db);
+	/* with schema events, the stream's first sight of it: as the consumer knows it */
+	if (!found && entry->selected && opts->schema_events)
+		tell(entry);
 	return entry;
+}
+
+/*
+ * Every table whose collection the filters select, worked out as the
+ * catalogs are now, from pg_class (scanned with the decoding's snapshot).
+ */
+static void
+work_out_all(const BsonStreamOptions *opts, const char *db)
+{
+	Relation	rel = table_open(RelationRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple;
+	List	   *oids = NIL;
+	ListCell   *lc;
+
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_class c = (Form_pg_class) GETSTRUCT(tuple);
+
+		CHECK_FOR_INTERRUPTS();
+		if ((c->relkind == RELKIND_RELATION || c->relkind == RELKIND_PARTITIONED_TABLE) &&
+			c->relpersistence == RELPERSISTENCE_PERMANENT &&
+			c->relnamespace != PG_CATALOG_NAMESPACE && !IsToastNamespace(c->relnamespace))
+			oids = lappend_oid(oids, c->oid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	foreach(lc, oids)
+	{
+		Oid			relid = lfirst_oid(lc);
+		Relation	r;
+
+		CHECK_FOR_INTERRUPTS();
+		if (bson_collection_table(relid, opts->partition_root, NULL) != relid)
+			continue;
+		r = RelationIdGetRelation(relid);
+		if (!RelationIsValid(r))
+			continue;
+		(void) bson_stream_table(r, opts, db);
+		RelationClose(r);
+	}
+	list_free(oids);
+}
+
+void
+bson_stream_tables_begin(const BsonStreamOptions *opts, const char *db)
+{
+	/*
+	 * With schema events, every selected table is known from the session's
+	 * first transaction on (before it: its begin sees the catalogs as they
+	 * were), so that a DDL of one the stream has no change of yet (dropped,
+	 * its composite type or its schema altered) is told too.
+	 */
+	if (tables_txn == 0 && opts->schema_events)
+		work_out_all(opts, db);
+	tables_txn++;
+}
+
+/* A table the consumer knew, gone from the stream: its last ns and name */
+static BsonSchemaChange *
+schema_drop(BsonStreamTable *entry)
+{
+	BsonSchemaChange *c = palloc0(sizeof(BsonSchemaChange));
+
+	c->relid = entry->relid;
+	c->ns = palloc(entry->told_nslen);
+	memcpy((char *) c->ns, entry->told_ns, entry->told_nslen);
+	c->nslen = entry->told_nslen;
+	c->name = entry->name ? pstrdup(entry->name) : psprintf("%u", entry->relid);
+	forget(entry);
+	return c;
+}
+
+static void
+schema_change_of(List **changes, Oid relid, const BsonStreamOptions *opts, const char *db)
+{
+	BsonStreamTable *entry = (BsonStreamTable *) hash_search(tables, &relid, HASH_FIND, NULL);
+	bool		known = entry != NULL && entry->told_shape != NULL && entry->made_in < tables_txn;
+	Relation	rel = RelationIdGetRelation(relid);
+	char	   *shape;
+
+	if (!RelationIsValid(rel))
+	{
+		/* gone: a table the consumer knew loses its collection */
+		if (known)
+			*changes = lappend(*changes, schema_drop(entry));
+		return;
+	}
+	/* the collections' tables only: a partition's or a shard's DDL is its table's */
+	if ((rel->rd_rel->relkind != RELKIND_RELATION &&
+		 rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) ||
+		bson_collection_table(relid, opts->partition_root, NULL) != relid)
+	{
+		RelationClose(rel);
+		return;
+	}
+	entry = bson_stream_table(rel, opts, db);
+	RelationClose(rel);
+	if (!entry->selected)
+	{
+		/* renamed out of the filters, or distributed by Citus */
+		if (known)
+			*changes = lappend(*changes, schema_drop(entry));
+		return;
+	}
+	shape = bson_table_shape(&entry->change);
+	if (known && strcmp(entry->told_shape, shape) == 0 &&
+		entry->told_nslen == entry->change.nslen &&
+		memcmp(entry->told_ns, entry->change.ns, entry->change.nslen) == 0)
+		return;
+	{
+		BsonSchemaChange *c = palloc0(sizeof(BsonSchemaChange));
+
+		c->relid = relid;
+		c->table = entry;
+		c->ns = entry->change.ns;
+		c->nslen = entry->change.nslen;
+		c->name = entry->name;
+		c->shape = shape;
+		*changes = lappend(*changes, c);
+	}
+	tell(entry);
+}
+
+List *
+bson_stream_tables_schema_changes(const SharedInvalidationMessage *msgs, int nmsgs,
+								  const BsonStreamOptions *opts, const char *db)
+{
+	List	   *relids = NIL;
+	List	   *changes = NIL;
+	bool		all = false;
+	bool		composites = false;
+	ListCell   *lc;
+
+	Assert(tables != NULL);
+	for (int i = 0; i < nmsgs; i++)
+	{
+		const SharedInvalidationMessage *m = &msgs[i];
+
+		if (m->id == SHAREDINVALRELCACHE_ID &&
+			(m->rc.dbId == MyDatabaseId || m->rc.dbId == InvalidOid))
+		{
+			if (!OidIsValid(m->rc.relId))
+				all = true;
+			else if (get_rel_relkind(m->rc.relId) == RELKIND_COMPOSITE_TYPE)
+				composites = true;
+			else
+				relids = list_append_unique_oid(relids, m->rc.relId);
+		}
+		/* a schema renamed renames its tables' collections */
+		else if (m->id == NAMESPACEOID)
+			all = true;
+	}
+	/*
+	 * What the message does not name: the tables the stream has seen (a
+	 * table it has not seen yet is told of at its next DDL).
+	 */
+	if (all || composites)
+	{
+		HASH_SEQ_STATUS seq;
+		BsonStreamTable *entry;
+
+		hash_seq_init(&seq, tables);
+		while ((entry = (BsonStreamTable *) hash_seq_search(&seq)) != NULL)
+			if (entry->told_shape != NULL && (all || entry->has_composites))
+				relids = list_append_unique_oid(relids, entry->relid);
+	}
+	foreach(lc, relids)
+	{
+		CHECK_FOR_INTERRUPTS();
+		schema_change_of(&changes, lfirst_oid(lc), opts, db);
+	}
+	list_free(relids);
+	return changes;
 }

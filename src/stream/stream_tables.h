@@ -10,6 +10,7 @@
 
 #include "bson_compat.h"
 
+#include "storage/sinval.h"
 #include "utils/rel.h"
 
 #include "change_to_bson.h"
@@ -48,6 +49,16 @@ typedef struct BsonStreamTable
 								 * selected: it holds none of the rows, and
 								 * only its truncate says something (see
 								 * the plugin's truncate callback) */
+	/*
+	 * What the consumer knows of the table's documents: its collection and
+	 * shape (bson_table_shape) when the entry was made, or as the last
+	 * schema event said; in the cache's context, kept across rebuilds.
+	 */
+	char	   *told_shape;		/* NULL: nothing told */
+	char	   *told_ns;		/* the encoded "ns" element */
+	Size		told_nslen;
+	uint64		made_in;		/* the transaction (bson_stream_tables_begin's
+								 * count) in which the entry was made */
 	MemoryContext mcxt;			/* what change and name are made in */
 	char	   *name;			/* schema.table, for messages */
 	BsonChangeTable change;
@@ -69,5 +80,43 @@ extern void bson_stream_tables_end(void);
 extern BsonStreamTable *bson_stream_table(Relation rel,
 										  const BsonStreamOptions *opts,
 										  const char *db);
+
+/*
+ * A transaction's decoding starts: counted, for schema changes (with them,
+ * the session's first works out every selected table)
+ */
+extern void bson_stream_tables_begin(const BsonStreamOptions *opts, const char *db);
+
+/*
+ * A change of a collection's documents that a transaction's DDL made, for
+ * a schema event: the table's documents have another shape or collection
+ * name (table is its entry, worked out as the transaction left it), or the
+ * table is gone or no longer selected (table is NULL; ns, relid and name
+ * are what the stream knew of it).
+ */
+typedef struct BsonSchemaChange
+{
+	Oid			relid;
+	BsonStreamTable *table;		/* NULL: dropped */
+	const char *ns;				/* the encoded "ns" element */
+	Size		nslen;
+	const char *name;			/* schema.table */
+	const char *shape;			/* NULL: dropped */
+} BsonSchemaChange;
+
+/*
+ * The schema changes of a transaction whose invalidation messages are msgs
+ * (the relcache ones name the tables its DDL touched), worked out at its
+ * commit, where the catalogs are as it left them: a List of
+ * BsonSchemaChange in the current memory context.  A table the stream has
+ * not seen in this session is always one (the consumer compares shapes),
+ * one it has seen only when its shape or collection name differs from
+ * what the consumer knows.  With schema events every selected table is
+ * known from the session's first transaction on.
+ */
+extern List *bson_stream_tables_schema_changes(const SharedInvalidationMessage *msgs,
+											   int nmsgs,
+											   const BsonStreamOptions *opts,
+											   const char *db);
 
 #endif							/* STREAM_TABLES_H */

@@ -1519,6 +1519,117 @@ def max_buffer_run(ferret):
     sql("DROP TABLE mb")
 
 
+def collection_names(ferret, db):
+    c = ferret.client()
+    try:
+        return set(c[db].list_collection_names())
+    finally:
+        c.close()
+
+
+def schema_run(ferret):
+    """Schema changes while streaming: every DDL that changes a table's documents (a column added with a
+    default, dropped, retyped, renamed; another key; the table renamed, dropped, made) brings its collection
+    back to bson_document() of the table (a copy again under a slot's snapshot), rows changed in the DDL's
+    own transaction and after it included; a DDL that changes no document (an index) copies nothing. A
+    kill -9 during a copy again, with changes going on, converges on the next run."""
+    sql("CREATE TABLE sa (id int PRIMARY KEY, a int, c text)")
+    sql("INSERT INTO sa SELECT g, g, 'c' || g FROM generate_series(1, 40) g")
+    sql("CREATE TABLE sb (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO sb SELECT g, 'v' || g FROM generate_series(1, 10) g")
+    sql("CREATE TABLE sk (id int PRIMARY KEY, k int NOT NULL UNIQUE, v text)")
+    sql("INSERT INTO sk SELECT g, 100 + g, 'v' || g FROM generate_series(1, 10) g")
+    sql("CREATE TABLE sd (id int PRIMARY KEY)")
+    sql("INSERT INTO sd SELECT generate_series(1, 3)")
+    sql("CREATE TABLE sf (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO sf SELECT g, 'v' || g FROM generate_series(1, 5) g")
+    sql("CREATE TABLE si (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO si SELECT g, 'v' || g FROM generate_series(1, 5) g")
+    sql("CREATE TABLE sz (id int PRIMARY KEY, d text)")
+    sql("INSERT INTO sz SELECT g, 'z' FROM generate_series(1, 20000) g")
+    out = os.path.join(WORK, "schema")
+    sel = ("--include-tables", "public.s*")
+    uri = ferret.uri("scdb")
+    rc, err = run_client("sch", out, uri, *sel, create=True, endpos=current_lsn())
+    check(rc == 0, "schema: start", err[-800:])
+    meta = progress_doc(ferret, "scdb", "sch") or {}
+    check(sorted(t["coll"] for t in meta.get("tables", [])) == ["sa", "sb", "sd", "sf", "si", "sk", "sz"],
+          "schema: the progress document holds the shape of each table of the first copy",
+          repr(meta.get("tables"))[:600])
+
+    sql("ALTER TABLE sa ADD COLUMN d text DEFAULT 'x'")
+    sql("ALTER TABLE sa DROP COLUMN c")
+    sql("ALTER TABLE sa ALTER COLUMN a TYPE bigint")
+    sql("ALTER TABLE sa RENAME COLUMN a TO a2")
+    sql("UPDATE sa SET a2 = a2 + 1000 WHERE id <= 3")
+    sql("ALTER TABLE sb RENAME TO sb2")
+    sql("DELETE FROM sb2 WHERE id = 1")
+    sql("ALTER TABLE sk DROP CONSTRAINT sk_pkey, ADD PRIMARY KEY (k)")
+    sql("UPDATE sk SET v = 'w' WHERE id = 2")
+    sql("DROP TABLE sd")
+    sql("CREATE TABLE se (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO se SELECT g, 'e' || g FROM generate_series(1, 4) g")
+    conn = connect()
+    cur = conn.cursor()
+    cur.execute("ALTER TABLE sf ADD COLUMN w int DEFAULT 7")
+    cur.execute("INSERT INTO sf VALUES (6, 'v6', 8)")
+    cur.execute("UPDATE sf SET v = 'u' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    sql("CREATE INDEX ON si (v)")
+    sql("UPDATE si SET v = 'i' WHERE id = 1")
+    rc, err = run_client("sch", out, uri, *sel, endpos=current_lsn())
+    check(rc == 0, "schema: the run through the DDL ends well", err[-1500:])
+    compare("schema", ferret, "scdb", ["sa", "sb2", "sk", "se", "sf", "si"])
+    names = collection_names(ferret, "scdb")
+    check("sb" not in names and "sd" not in names and {"sa", "sb2", "sk", "se", "sf", "si"} <= names,
+          "schema: a renamed table's old collection and a dropped table's collection are dropped", sorted(names))
+    check("collection scdb.si is copied" not in err and "table public.sa changed" in err,
+          "schema: a DDL that changes no document (an index) copies nothing; one that does says so",
+          "\n".join(l for l in err.splitlines() if "changed" in l or "gone" in l))
+
+    # a kill -9 in a copy again, with changes to the table going on
+    stderr_path = os.path.join(WORK, "sch.stderr")
+    proc = start_client("sch", out, uri, *sel)
+    stop = threading.Event()
+
+    def updates():
+        rnd = random.Random(5)
+        while not stop.is_set():
+            sql("UPDATE sz SET e = e + 1, d = 'u' WHERE id = %s", (rnd.randint(1, 20000),))
+            time.sleep(0.05)
+
+    time.sleep(1)
+    sql("ALTER TABLE sz ADD COLUMN e int DEFAULT 5")
+    upd = threading.Thread(target=updates)
+    upd.start()
+    killed = False
+    deadline = time.time() + 120
+    while time.time() < deadline and not killed and proc.poll() is None:
+        with open(stderr_path, errors="replace") as f:
+            copying = "table public.sz changed" in f.read()
+        if copying:
+            proc.kill()
+            killed = True
+        time.sleep(0.005)
+    if not killed:
+        proc.kill()
+    proc.wait()
+    stop.set()
+    upd.join()
+    wait_slot_free("sch")
+    sql("UPDATE sz SET e = 0 WHERE id <= 10")
+    rc, err = run_client("sch", out, uri, *sel, endpos=current_lsn())
+    check(killed and rc == 0 and "table public.sz changed" in err,
+          "schema: killed as the copy again starts (%s), the next run copies again and ends well" % killed,
+          err[-1500:])
+    compare("schema kill", ferret, "scdb", ["sz"])
+    left = sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'pg_bsonstream_recopy%%'")[0][0]
+    check(left == 0, "schema: no temporary slot is left behind", left)
+    sql("SELECT pg_drop_replication_slot('sch')")
+    sql("DROP TABLE sa, sb2, sk, se, sf, si, sz")
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1528,7 +1639,7 @@ def main():
         for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
-                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run):
+                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:
