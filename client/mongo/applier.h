@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <mongoc/mongoc.h>
 
@@ -118,12 +119,32 @@ typedef struct Applier
 	ApplyStats	stats;
 	uint64_t	start_bytes;	/* unapplied segment bytes found at the start */
 	atomic_uint_fast64_t applied_bytes; /* segment bytes applied by this run */
+	atomic_llong write_since_ms;	/* when the write in flight was sent; 0: none */
 	double		retry_said;
 } Applier;
 
 extern Applier applier;
 
 #define LOST_AT_WRITE "the server closed the connection at this write (a value it cannot read: FerretDB does so for a NaN or an infinity)"
+
+/*
+ * A write sent and its answer: between them, the stream's loop can say that
+ * it waits long (apply_stats' write_wait)
+ */
+static inline void
+write_sent(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	applier.write_since_ms = (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void
+write_answered(void)
+{
+	applier.write_since_ms = 0;
+}
 
 /* mongo_apply.c */
 extern int64_t wall_now_ms(void);

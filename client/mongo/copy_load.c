@@ -115,7 +115,9 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 					return -1;
 				return i + 1 < n ? insert_copy_batch(db, collname, docs + i + 1, n - i - 1, resuming) : 0;
 			}
+		write_sent();
 		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		write_answered();
 		mongoc_bulk_operation_destroy(bulk);
 		mongoc_collection_destroy(coll);
 		bson_destroy(&opts);

@@ -118,6 +118,43 @@ build_update(const bson_iter_t *desc, bson_t *out, const char **bad)
 	return nset + nunset;
 }
 
+/*
+ * A schema event's operationDescription: the table's relid and name, and
+ * for a modify its shape
+ */
+static int
+read_schema_event(EventFields *f, ApplyEvent *ev, char *err, size_t errsize)
+{
+	bson_iter_t sub;
+	int			has_relid = 0;
+
+	if (f->has_description && bson_iter_recurse(&f->description, &sub))
+		while (bson_iter_next(&sub))
+		{
+			const char *k = bson_iter_key(&sub);
+
+			if (strcmp(k, "relid") == 0 && BSON_ITER_HOLDS_INT64(&sub))
+			{
+				ev->relid = bson_iter_int64(&sub);
+				has_relid = 1;
+			}
+			else if (strcmp(k, "table") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+				snprintf(ev->table, sizeof(ev->table), "%s", bson_iter_utf8(&sub, NULL));
+			else if (strcmp(k, "shape") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+			{
+				free(ev->shape);
+				ev->shape = strdup(bson_iter_utf8(&sub, NULL));
+			}
+		}
+	if (!has_relid || (strcmp(f->op, "modify") == 0 && ev->shape == NULL))
+	{
+		snprintf(err, errsize, "a %s event without its table's relid or shape", f->op);
+		return -1;
+	}
+	ev->kind = APPLY_SCHEMA;
+	return 0;
+}
+
 int
 event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, size_t errsize)
 {
@@ -229,36 +266,7 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 		bson_append_iter(ev->selector, "_id", 3, &f.key);
 
 	if (strcmp(f.op, "modify") == 0 || strcmp(f.op, "drop") == 0)
-	{
-		bson_iter_t sub;
-		int			has_relid = 0;
-
-		if (f.has_description && bson_iter_recurse(&f.description, &sub))
-			while (bson_iter_next(&sub))
-			{
-				const char *dk = bson_iter_key(&sub);
-
-				if (strcmp(dk, "relid") == 0 && BSON_ITER_HOLDS_INT64(&sub))
-				{
-					ev->relid = bson_iter_int64(&sub);
-					has_relid = 1;
-				}
-				else if (strcmp(dk, "table") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
-					snprintf(ev->table, sizeof(ev->table), "%s", bson_iter_utf8(&sub, NULL));
-				else if (strcmp(dk, "shape") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
-				{
-					free(ev->shape);
-					ev->shape = strdup(bson_iter_utf8(&sub, NULL));
-				}
-			}
-		if (!has_relid || (strcmp(f.op, "modify") == 0 && ev->shape == NULL))
-		{
-			snprintf(err, errsize, "a %s event without its table's relid or shape", f.op);
-			return -1;
-		}
-		ev->kind = APPLY_SCHEMA;
-		return 0;
-	}
+		return read_schema_event(&f, ev, err, errsize);
 	if (strcmp(f.op, "truncate") == 0)
 	{
 		if (f.has_partitions && !f.has_partition_filter)

@@ -598,7 +598,9 @@ apply_collection(int *idx, int n)
 			from = upto;
 			continue;
 		}
+		write_sent();
 		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		write_answered();
 		mongoc_bulk_operation_destroy(bulk);
 		mongoc_collection_destroy(coll);
 		if (ok)
@@ -741,7 +743,11 @@ progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_col
 		mongoc_bulk_operation_t *bulk = build(coll, arg);
 		bson_t		reply;
 		bson_error_t e;
-		uint32_t	ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		uint32_t	ok;
+
+		write_sent();
+		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
+		write_answered();
 
 		mongoc_bulk_operation_destroy(bulk);
 		mongoc_collection_destroy(coll);
@@ -2021,9 +2027,12 @@ apply_failed(char *err, size_t errsize)
 void
 apply_stats(ApplyStats *s)
 {
+	long long	since = applier.write_since_ms;
+
 	pthread_mutex_lock(&applier.lock);
 	*s = applier.stats;
 	pthread_mutex_unlock(&applier.lock);
+	s->write_wait = since ? (wall_now_ms() - since) / 1000.0 : 0;
 }
 
 uint64_t

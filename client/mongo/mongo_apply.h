@@ -72,6 +72,7 @@ typedef struct ApplyStats
 	uint64_t	buffer_bytes;	/* segments on disk not yet applied */
 	int			caught_up;		/* every closed segment applied */
 	char		state[200];		/* what it waits for, "" when applying */
+	double		write_wait;		/* seconds the write in flight has waited, 0: none */
 } ApplyStats;
 
 /*

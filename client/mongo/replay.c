@@ -180,7 +180,7 @@ move_aside(const Op *op)
 		BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &ne);
 		bson_append_iter(&ne, "$ne", 3, &id);
 		bson_append_document_end(&filter, &ne);
-		others = mongoc_collection_find_with_opts(coll, &filter, NULL, NULL);
+		others = mongoc_collection_find_with_opts(coll, &filter, NULL, applier.primary);
 		while (mongoc_cursor_next(others, &other))
 		{
 			bson_iter_t oid;

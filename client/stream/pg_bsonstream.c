@@ -59,6 +59,7 @@
 #define END_COPY_WAIT	35.0
 #define BACKOFF_MIN	0.5			/* seconds before reconnecting after progress */
 #define BACKOFF_MAX	8.0			/* seconds between reconnection attempts, at most */
+#define WRITE_SAY_AFTER	30.0	/* seconds a write to MongoDB waits before it is said */
 
 typedef struct Options
 {
@@ -583,6 +584,30 @@ wall_seconds(void)
 	return (double) ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * A write MongoDB has not answered for WRITE_SAY_AFTER seconds: said once
+ * a write (the driver waits for it as long as socketTimeoutMS, then the
+ * applier sends it again), so that a stall is not silent.
+ */
+static void
+say_write_wait(State *st)
+{
+	static int	said;
+	ApplyStats	a;
+
+	apply_stats(&a);
+	if (a.write_wait == 0)
+		said = 0;
+	else if (a.write_wait >= WRITE_SAY_AFTER && !said)
+	{
+		said = 1;
+		progress_clear(&st->progress);
+		fprintf(stderr, PROGNAME ": a write to MongoDB has waited %.0f s for its answer (the server "
+				"is slow, or does not answer: the write is waited for as long as the URI's "
+				"socketTimeoutMS, 300 s by default, then sent again)\n", a.write_wait);
+	}
+}
+
 static void
 show_progress(State *st)
 {
@@ -597,6 +622,8 @@ show_progress(State *st)
 	lag_secs = lag_bytes > 0 ? now_seconds() - st->confirmed_at : 0;
 	if (strcmp(st->target->dir, "-") != 0 && now_seconds() - st->status_written >= 1.0)
 		write_status(st, elapsed, lag_secs);
+	if (opt.to)
+		say_write_wait(st);
 	if (!progress_due(&st->progress))
 		return;
 	snprintf(line, sizeof(line),

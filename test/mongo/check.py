@@ -1630,6 +1630,35 @@ def schema_run(ferret):
     sql("DROP TABLE sa, sb2, sk, se, sf, si, sz")
 
 
+def write_wait_run(ferret):
+    """A write MongoDB does not answer (FerretDB stopped with SIGSTOP) is said on stderr once it has waited
+    30 s, never waited for in silence; the run goes on once the server answers again."""
+    sql("CREATE TABLE ww (id int PRIMARY KEY, n int)")
+    out = os.path.join(WORK, "ww")
+    base = ("--include-tables", "public.ww")
+    rc, err = run_client("ww", out, ferret.uri("wwdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "write wait: start", err[-800:])
+    proc = start_client("ww", out, ferret.uri("wwdb"), *base)
+    time.sleep(2)
+    ferret.proc.send_signal(signal.SIGSTOP)
+    sql("INSERT INTO ww SELECT g, 0 FROM generate_series(1, 10) g")
+    path = os.path.join(WORK, "ww.stderr")
+    deadline = time.time() + 60
+    said = False
+    while time.time() < deadline and not said:
+        time.sleep(0.5)
+        said = "a write to MongoDB has waited" in open(path, errors="replace").read()
+    ferret.proc.send_signal(signal.SIGCONT)
+    check(said, "write wait: a write FerretDB does not answer is said after 30 s",
+          open(path, errors="replace").read()[-800:])
+    rc, took = terminate(proc)
+    rc, err = run_client("ww", out, ferret.uri("wwdb"), *base, endpos=current_lsn(), timeout=1200)
+    check(rc == 0, "write wait: the next run applies the rest", err[-800:])
+    compare("write wait", ferret, "wwdb", ["ww"])
+    sql("SELECT pg_drop_replication_slot('ww')")
+    sql("DROP TABLE ww")
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1639,7 +1668,7 @@ def main():
         for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
-                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run):
+                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:
