@@ -171,15 +171,18 @@ extern int	progress_command(const char *what,
 extern int	load_initial(void);
 /*
  * A table's copy again (one collection in the dump directory root, made at
- * consistent point at) in place of its collection: its db and coll out.
+ * consistent point at; alias: the name its events had when it was asked
+ * for) in place of its collection: 1 with its db and coll out; 0 if the
+ * copy holds none (the table is gone since); -1 on failure.
  */
-extern int	load_recopy(const char *root, uint64_t at, char *db, size_t dbsize,
-						char *coll, size_t collsize);
+extern int	load_recopy(const char *root, uint64_t at, const char *alias, char *db,
+						size_t dbsize, char *coll, size_t collsize);
 extern void remove_tree(const char *path);
 
 /* schema_follow.c */
 /* a collection loaded from a copy whose metadata is meta (at: its consistent point, 0: the first copy's) */
-extern int	tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t at);
+extern int	tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t at,
+							 const char *alias);
 extern void tables_append(bson_t *doc);
 extern int	tables_read(const bson_t *progress);
 /* a schema event: applied (the batch before it is) */

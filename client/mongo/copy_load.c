@@ -512,7 +512,7 @@ load_initial(void)
 		if (rc == 0)
 			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
 		if (rc == 0)
-			rc = tables_note_copy(cs[i].db, cs[i].coll, cs[i].meta, 0);
+			rc = tables_note_copy(cs[i].db, cs[i].coll, cs[i].meta, 0, NULL);
 	}
 	for (int i = 0; i < n; i++)
 		bson_destroy(cs[i].meta);
@@ -537,7 +537,8 @@ load_initial(void)
 }
 
 int
-load_recopy(const char *root, uint64_t at, char *db, size_t dbsize, char *coll, size_t collsize)
+load_recopy(const char *root, uint64_t at, const char *alias, char *db, size_t dbsize,
+			char *coll, size_t collsize)
 {
 	CopyColl   *cs;
 	int			n;
@@ -545,7 +546,9 @@ load_recopy(const char *root, uint64_t at, char *db, size_t dbsize, char *coll, 
 
 	if (list_copy(root, &cs, &n) != 0)
 		return -1;
-	if (n != 1)
+	if (n == 0)
+		rc = 0;
+	else if (n != 1)
 	{
 		fail("the copy again in \"%s\" holds %d collections, where one was expected", root, n);
 		rc = -1;
@@ -561,7 +564,9 @@ load_recopy(const char *root, uint64_t at, char *db, size_t dbsize, char *coll, 
 		if (rc == 0)
 			rc = load_collection_indexes(target_db(cs[0].db), cs[0].coll, cs[0].meta);
 		if (rc == 0)
-			rc = tables_note_copy(cs[0].db, cs[0].coll, cs[0].meta, at);
+			rc = tables_note_copy(cs[0].db, cs[0].coll, cs[0].meta, at, alias);
+		if (rc == 0)
+			rc = 1;
 	}
 	for (int i = 0; i < n; i++)
 		bson_destroy(cs[i].meta);

@@ -1368,7 +1368,8 @@ take_event(const uint8_t *data, uint32_t len)
 			rc = flush_batch(1);
 		if (rc == 0)
 			rc = schema_apply(&op.ev);
-		if (rc == 0)
+		/* not while values are moved aside: a stop then replays from before them */
+		if (rc == 0 && applier.nmoved == 0)
 			rc = store_progress(op.ev.token, NULL, op.ev.wall_ms, NULL);
 		if (rc == 0)
 		{

@@ -36,6 +36,9 @@ typedef struct TableShape
 	char		coll[512];
 	char	   *shape;
 	uint64_t	copied_at;		/* the copy's consistent point; 0: the first copy */
+	char		alias[512];		/* with copied_at: the name the table's events
+								 * had where the copy was asked for, if not coll
+								 * (renamed again before the copy) */
 } TableShape;
 
 /* copiedAt past which no event is passed over */
@@ -77,7 +80,8 @@ add_table(int64_t relid)
 }
 
 static int
-set_table(int64_t relid, const char *db, const char *coll, const char *shape, uint64_t at)
+set_table(int64_t relid, const char *db, const char *coll, const char *shape, uint64_t at,
+		  const char *alias)
 {
 	TableShape *t = add_table(relid);
 
@@ -85,6 +89,7 @@ set_table(int64_t relid, const char *db, const char *coll, const char *shape, ui
 		return -1;
 	snprintf(t->db, sizeof(t->db), "%s", db);
 	snprintf(t->coll, sizeof(t->coll), "%s", coll);
+	snprintf(t->alias, sizeof(t->alias), "%s", alias && strcmp(alias, coll) != 0 ? alias : "");
 	free(t->shape);
 	t->shape = strdup(shape);
 	t->copied_at = at;
@@ -95,7 +100,8 @@ set_table(int64_t relid, const char *db, const char *coll, const char *shape, ui
 }
 
 int
-tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t at)
+tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t at,
+				 const char *alias)
 {
 	bson_iter_t it;
 	bson_iter_t sub;
@@ -114,7 +120,7 @@ tables_note_copy(const char *db, const char *coll, const bson_t *meta, uint64_t 
 	}
 	if (relid == 0 || shape == NULL)
 		return 0;
-	return set_table(relid, db, coll, shape, at);
+	return set_table(relid, db, coll, shape, at, alias);
 }
 
 void
@@ -136,6 +142,8 @@ tables_append(bson_t *doc)
 		BSON_APPEND_UTF8(&e, "coll", t->coll);
 		BSON_APPEND_UTF8(&e, "shape", t->shape);
 		BSON_APPEND_INT64(&e, "copiedAt", (int64_t) t->copied_at);
+		if (t->alias[0])
+			BSON_APPEND_UTF8(&e, "alias", t->alias);
 		bson_append_document_end(&arr, &e);
 	}
 	bson_append_array_end(doc, &arr);
@@ -158,6 +166,7 @@ tables_read(const bson_t *progress)
 		const char *db = NULL;
 		const char *coll = NULL;
 		const char *shape = NULL;
+		const char *alias = NULL;
 
 		if (!BSON_ITER_HOLDS_DOCUMENT(&arr) || !bson_iter_recurse(&arr, &f))
 			continue;
@@ -175,8 +184,10 @@ tables_read(const bson_t *progress)
 				coll = bson_iter_utf8(&f, NULL);
 			else if (strcmp(k, "shape") == 0 && BSON_ITER_HOLDS_UTF8(&f))
 				shape = bson_iter_utf8(&f, NULL);
+			else if (strcmp(k, "alias") == 0 && BSON_ITER_HOLDS_UTF8(&f))
+				alias = bson_iter_utf8(&f, NULL);
 		}
-		if (relid && db && coll && shape && set_table(relid, db, coll, shape, (uint64_t) at) != 0)
+		if (relid && db && coll && shape && set_table(relid, db, coll, shape, (uint64_t) at, alias) != 0)
 			return -1;
 	}
 	applier.tables_dirty = 0;
@@ -197,7 +208,8 @@ schema_skips(const ApplyEvent *ev)
 	{
 		const TableShape *t = &applier.tables[i];
 
-		if (lsn < t->copied_at && strcmp(t->coll, ev->coll) == 0 && strcmp(t->db, ev->db) == 0)
+		if (lsn < t->copied_at && strcmp(t->db, ev->db) == 0 &&
+			(strcmp(t->coll, ev->coll) == 0 || (t->alias[0] && strcmp(t->alias, ev->coll) == 0)))
 			return 1;
 	}
 	return 0;
@@ -232,6 +244,33 @@ drop_collection(const char *db, const char *coll)
 	}
 }
 
+/* Does a table other than relid hold collection db.coll now? */
+static int
+owned_by_other(int64_t relid, const char *db, const char *coll)
+{
+	for (int i = 0; i < applier.ntables; i++)
+		if (applier.tables[i].relid != relid && strcmp(applier.tables[i].coll, coll) == 0 &&
+			strcmp(applier.tables[i].db, db) == 0)
+			return 1;
+	return 0;
+}
+
+/* A table's collection dropped and forgotten: the table is gone */
+static int
+table_gone(int64_t relid)
+{
+	TableShape *t = find_table(relid);
+
+	if (t == NULL)
+		return 0;
+	if (!owned_by_other(relid, t->db, t->coll) && drop_collection(target_db(t->db), t->coll) != 0)
+		return -1;
+	free(t->shape);
+	*t = applier.tables[--applier.ntables];
+	applier.tables_dirty = 1;
+	return 0;
+}
+
 static int
 copy_again(const ApplyEvent *ev, const TableShape *before)
 {
@@ -240,6 +279,7 @@ copy_again(const ApplyEvent *ev, const TableShape *before)
 	char		db[128];
 	char		coll[512];
 	uint64_t	at = 0;
+	int			rc;
 
 	if (applier.o.recopy == NULL)
 	{
@@ -259,11 +299,30 @@ copy_again(const ApplyEvent *ev, const TableShape *before)
 		fail("could not copy table %s again after its DDL: %s", ev->table, err);
 		return -1;
 	}
-	if (load_recopy(root, at, db, sizeof(db), coll, sizeof(coll)) != 0)
+	rc = load_recopy(root, at, ev->coll, db, sizeof(db), coll, sizeof(coll));
+	if (rc < 0)
 		return -1;
-	/* renamed: the old name's collection is the table's no more */
-	if (before && (strcmp(before->coll, coll) != 0 || strcmp(before->db, db) != 0) &&
-		drop_collection(target_db(before->db), before->coll) != 0)
+	if (rc == 0)
+	{
+		/*
+		 * Gone since (dropped, or no longer selected): its collection under
+		 * either name dropped, and kept as gone until its drop event, its
+		 * events before the copy passed over under either name
+		 */
+		fprintf(stderr, "pg_bsonstream: table %s is gone since: its collection is dropped\n",
+				ev->table);
+		if ((before && !owned_by_other(ev->relid, before->db, before->coll) &&
+			 drop_collection(target_db(before->db), before->coll) != 0) ||
+			(!owned_by_other(ev->relid, ev->db, ev->coll) &&
+			 drop_collection(target_db(ev->db), ev->coll) != 0) ||
+			set_table(ev->relid, ev->db, ev->coll, "(gone)", at,
+					  before ? before->coll : NULL) != 0)
+			return -1;
+	}
+	/* renamed: the old name's collection is the table's no more, unless another's now */
+	else if (before && (strcmp(before->coll, coll) != 0 || strcmp(before->db, db) != 0) &&
+			 !owned_by_other(ev->relid, before->db, before->coll) &&
+			 drop_collection(target_db(before->db), before->coll) != 0)
 		return -1;
 	if (!applier.o.keep_applied)
 		remove_tree(root);
@@ -279,20 +338,12 @@ schema_apply(const ApplyEvent *ev)
 
 	if (ev->shape == NULL)
 	{
-		const char *db = t ? t->db : ev->db;
-		const char *coll = t ? t->coll : ev->coll;
-
+		/* only a table whose collection is known to be its own loses it */
+		if (t == NULL)
+			return 0;
 		fprintf(stderr, "pg_bsonstream: table %s is gone from the stream (dropped, or no longer "
-				"selected): collection %s.%s is dropped\n", ev->table, target_db(db), coll);
-		if (coll[0] && drop_collection(target_db(db), coll) != 0)
-			return -1;
-		if (t)
-		{
-			free(t->shape);
-			*t = applier.tables[--applier.ntables];
-			applier.tables_dirty = 1;
-		}
-		return 0;
+				"selected): collection %s.%s is dropped\n", ev->table, target_db(t->db), t->coll);
+		return table_gone(ev->relid);
 	}
 	if (t && strcmp(t->shape, ev->shape) == 0 && strcmp(t->coll, ev->coll) == 0 &&
 		strcmp(t->db, ev->db) == 0)

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -26,8 +27,12 @@ table_recopy(const ConnOpts *copts, DumpOptions *o, unsigned int relid,
 
 	if (repl == NULL)
 		return -1;
-	/* one a process at a time; the server drops it with the connection */
-	snprintf(slot, sizeof(slot), "pg_bsonstream_recopy_%d", (int) getpid());
+	/*
+	 * One a process at a time, the server drops it with the connection; the
+	 * time too, for a killed run's pid taken again before the server has
+	 * seen its connection go
+	 */
+	snprintf(slot, sizeof(slot), "pg_bsonstream_recopy_%d_%ld", (int) getpid(), (long) time(NULL));
 	rc = repl_create_slot(repl, copts, slot, 1, snapshot, sizeof(snapshot), &start,
 						  err, errsize);
 	if (rc == 0)

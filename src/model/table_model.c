@@ -360,7 +360,8 @@ bson_table_shape(const BsonChangeTable *t)
 		escape_json(&out, NameStr(att->attname));
 		appendStringInfoChar(&out, ',');
 		append_shape_type(&out, att->atttypid, att->atttypmod);
-		appendStringInfoChar(&out, ']');
+		/* a column dropped and added again under its name and type is another */
+		appendStringInfo(&out, ",%d]", (int) att->attnum);
 	}
 	appendStringInfoString(&out, "]}");
 	return out.data;

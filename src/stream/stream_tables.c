@@ -363,16 +363,28 @@ forget(BsonStreamTable *entry)
 
 /* What the consumer knows of a selected table: what it is now */
 static void
-tell(BsonStreamTable *entry)
+tell(BsonStreamTable *entry, const char *shape)
 {
-	MemoryContext old = MemoryContextSwitchTo(tables_cxt);
+	char	   *own = shape ? NULL : bson_table_shape(&entry->change);
 
 	forget(entry);
-	entry->told_shape = bson_table_shape(&entry->change);
-	entry->told_ns = palloc(entry->change.nslen);
+	entry->told_shape = MemoryContextStrdup(tables_cxt, shape ? shape : own);
+	entry->told_ns = MemoryContextAlloc(tables_cxt, entry->change.nslen);
 	memcpy(entry->told_ns, entry->change.ns, entry->change.nslen);
 	entry->told_nslen = entry->change.nslen;
-	MemoryContextSwitchTo(old);
+	if (own)
+		pfree(own);
+}
+
+/*
+ * Is the entry a collection's own table, whose DDL a schema event tells of
+ * (not a partition streamed as its root, not a Citus shard or table)?
+ */
+static bool
+own_collection(const BsonStreamTable *entry)
+{
+	return entry->selected && !OidIsValid(entry->root) && !OidIsValid(entry->shard_of) &&
+		!entry->citus_table;
 }
 
 BsonStreamTable *
@@ -398,8 +410,8 @@ bson_stream_table(Relation rel, const BsonStreamOptions *opts, const char *db)
 		(entry->selected && entry->natts != RelationGetDescr(rel)->natts))
 		build_table(entry, rel, opts, db);
 	/* with schema events, the stream's first sight of it: as the consumer knows it */
-	if (!found && entry->selected && opts->schema_events)
-		tell(entry);
+	if (!found && opts->schema_events && own_collection(entry))
+		tell(entry, NULL);
 	return entry;
 }
 
@@ -489,9 +501,14 @@ schema_change_of(List **changes, Oid relid, const BsonStreamOptions *opts, const
 			*changes = lappend(*changes, schema_drop(entry));
 		return;
 	}
-	/* the collections' tables only: a partition's or a shard's DDL is its table's */
+	/*
+	 * The collections' tables only: a partition's or a shard's DDL is its
+	 * table's, and a table whose rows are not logged has no changes and no
+	 * collection
+	 */
 	if ((rel->rd_rel->relkind != RELKIND_RELATION &&
 		 rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE) ||
+		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
 		bson_collection_table(relid, opts->partition_root, NULL) != relid)
 	{
 		RelationClose(rel);
@@ -499,7 +516,7 @@ schema_change_of(List **changes, Oid relid, const BsonStreamOptions *opts, const
 	}
 	entry = bson_stream_table(rel, opts, db);
 	RelationClose(rel);
-	if (!entry->selected)
+	if (!own_collection(entry))
 	{
 		/* renamed out of the filters, or distributed by Citus */
 		if (known)
@@ -516,13 +533,14 @@ schema_change_of(List **changes, Oid relid, const BsonStreamOptions *opts, const
 
 		c->relid = relid;
 		c->table = entry;
-		c->ns = entry->change.ns;
+		c->ns = palloc(entry->change.nslen);
+		memcpy((char *) c->ns, entry->change.ns, entry->change.nslen);
 		c->nslen = entry->change.nslen;
-		c->name = entry->name;
+		c->name = pstrdup(entry->name);
 		c->shape = shape;
 		*changes = lappend(*changes, c);
 	}
-	tell(entry);
+	tell(entry, shape);
 }
 
 List *

@@ -48,6 +48,17 @@ ALTER TYPE pair ADD ATTRIBUTE z int;
 CREATE TABLE p (id int, part int, PRIMARY KEY (id, part)) PARTITION BY LIST (part);
 CREATE TABLE p1 PARTITION OF p FOR VALUES IN (1);
 ALTER TABLE p ADD COLUMN v text;
+-- a partition dropped: its rows leave the root's collection, which stays
+INSERT INTO p VALUES (1, 1, 'a');
+DROP TABLE p1;
+-- a table whose rows are not logged has no collection
+CREATE UNLOGGED TABLE ul (id int PRIMARY KEY);
+ALTER TABLE ul ADD COLUMN v int;
+-- a column dropped and added again under its name and type is another
+BEGIN;
+ALTER TABLE c DROP COLUMN p;
+ALTER TABLE c ADD COLUMN p pair;
+COMMIT;
 DROP TABLE k;
 -- a table the filters leave out
 CREATE TABLE skipped (id int PRIMARY KEY);
