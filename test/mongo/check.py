@@ -1549,6 +1549,12 @@ def schema_run(ferret):
     sql("CREATE TABLE sp1 PARTITION OF sp FOR VALUES IN (1)")
     sql("CREATE TABLE sp2 PARTITION OF sp FOR VALUES IN (2)")
     sql("INSERT INTO sp SELECT g, 1 + g % 2, 'p' FROM generate_series(1, 6) g")
+    sql("CREATE TABLE sw1 (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO sw1 SELECT g, 'one' FROM generate_series(1, 3) g")
+    sql("CREATE TABLE sw2 (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO sw2 SELECT g, 'two' FROM generate_series(1, 5) g")
+    sql("CREATE TABLE sr (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO sr SELECT g, 'r' FROM generate_series(1, 5) g")
     sql("CREATE TABLE sg (id int PRIMARY KEY)")
     sql("INSERT INTO sg SELECT generate_series(1, 3)")
     sql("CREATE TABLE sz (id int PRIMARY KEY, d text)")
@@ -1559,7 +1565,7 @@ def schema_run(ferret):
     rc, err = run_client("sch", out, uri, *sel, create=True, endpos=current_lsn())
     check(rc == 0, "schema: start", err[-800:])
     meta = progress_doc(ferret, "scdb", "sch") or {}
-    check(sorted(t["coll"] for t in meta.get("tables", [])) == ["sa", "sb", "sd", "sf", "sg", "si", "sk", "sp", "sz"],
+    check(sorted(t["coll"] for t in meta.get("tables", [])) == ["sa", "sb", "sd", "sf", "sg", "si", "sk", "sp", "sr", "sw1", "sw2", "sz"],
           "schema: the progress document holds the shape of each table of the first copy",
           repr(meta.get("tables"))[:600])
 
@@ -1589,16 +1595,31 @@ def schema_run(ferret):
     sql("UPDATE sp SET v = 'q' WHERE part = 1")
     sql("UPDATE sp SET v = 'r' WHERE part = 2")
     sql("DROP TABLE sp1")
+    # two tables' names swapped in one transaction
+    conn = connect()
+    cur = conn.cursor()
+    cur.execute("ALTER TABLE sw1 RENAME TO swt")
+    cur.execute("ALTER TABLE sw2 RENAME TO sw1")
+    cur.execute("ALTER TABLE swt RENAME TO sw2")
+    conn.commit()
+    conn.close()
+    sql("UPDATE sw1 SET v = 'two!' WHERE id = 5")
+    # changed, then renamed before its copy again is made: the changes in between are under the old name
+    sql("ALTER TABLE sr ADD COLUMN x int DEFAULT 1")
+    sql("UPDATE sr SET x = 2 WHERE id <= 2")
+    sql("DELETE FROM sr WHERE id = 5")
+    sql("ALTER TABLE sr RENAME TO sr2")
+    sql("UPDATE sr2 SET x = 3 WHERE id = 1")
     # a table changed, then dropped before its copy again is made: gone, its collection dropped
     sql("ALTER TABLE sg ADD COLUMN x int")
     sql("INSERT INTO sg VALUES (4, 4)")
     sql("DROP TABLE sg")
     rc, err = run_client("sch", out, uri, *sel, endpos=current_lsn())
     check(rc == 0, "schema: the run through the DDL ends well", err[-1500:])
-    compare("schema", ferret, "scdb", ["sa", "sb2", "sk", "se", "sf", "si"])
+    compare("schema", ferret, "scdb", ["sa", "sb2", "sk", "se", "sf", "si", "sw1", "sw2", "sr2"])
     names = collection_names(ferret, "scdb")
-    check("sb" not in names and "sd" not in names and "sg" not in names
-          and {"sa", "sb2", "sk", "se", "sf", "si", "sp"} <= names,
+    check("sb" not in names and "sd" not in names and "sg" not in names and "sr" not in names
+          and "swt" not in names and {"sa", "sb2", "sk", "se", "sf", "si", "sp", "sw1", "sw2", "sr2"} <= names,
           "schema: a renamed table's old collection and a dropped table's collection are dropped (also one "
           "dropped before its copy again), a dropped partition's root collection stays", sorted(names))
     sp = {bson.decode(d.raw)["_id"]["id"]: bson.decode(d.raw)["v"] for d in ferret.client()["scdb"]["sp"].find()}
@@ -1647,7 +1668,7 @@ def schema_run(ferret):
     left = sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'pg_bsonstream_recopy%%'")[0][0]
     check(left == 0, "schema: no temporary slot is left behind", left)
     sql("SELECT pg_drop_replication_slot('sch')")
-    sql("DROP TABLE sa, sb2, sk, se, sf, si, sp, sz")
+    sql("DROP TABLE sa, sb2, sk, se, sf, si, sp, sz, sw1, sw2, sr2")
 
 
 def write_wait_run(ferret):
