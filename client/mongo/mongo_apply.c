@@ -19,7 +19,10 @@
  * the insert's token), then the old document deleted and the new one
  * written, then the position stored and the stash removed.  A stop anywhere
  * in between finds the stash on the next run: the old document may be gone
- * by then, the fields are not.
+ * by then, the fields are not.  The position and the removal are two
+ * commands: a stop between them leaves the stash of a key change already
+ * applied, which the next run removes at its start (a stash's _id sorts by
+ * its token, so those up to the stored position are one range).
  */
 #define _GNU_SOURCE				/* pthread_timedjoin_np */
 #include <dirent.h>
@@ -767,6 +770,33 @@ progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_col
 		if (retry_wait(&backoff, &e) != 0)
 			return -1;
 	}
+}
+
+/* The stashes of key changes applied already (up to the stored position) */
+static mongoc_bulk_operation_t *
+build_stale_stashes(mongoc_collection_t *coll, void *arg)
+{
+	bson_t		opts = BSON_INITIALIZER;
+	bson_t		sel = BSON_INITIALIZER;
+	bson_t		range;
+	char		lo[200];
+	char		hi[200];
+	mongoc_bulk_operation_t *bulk;
+	bson_error_t e;
+
+	(void) arg;
+	snprintf(lo, sizeof(lo), "%s@", applier.o.slot);
+	snprintf(hi, sizeof(hi), "%s@%s", applier.o.slot, applier.applied);
+	BSON_APPEND_BOOL(&opts, "ordered", true);
+	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
+	BSON_APPEND_DOCUMENT_BEGIN(&sel, "_id", &range);
+	BSON_APPEND_UTF8(&range, "$gt", lo);
+	BSON_APPEND_UTF8(&range, "$lte", hi);
+	bson_append_document_end(&sel, &range);
+	mongoc_bulk_operation_remove_many_with_opts(bulk, &sel, NULL, &e);
+	bson_destroy(&opts);
+	bson_destroy(&sel);
+	return bulk;
 }
 
 typedef struct ProgressSet
@@ -1704,6 +1734,9 @@ applier_main(void *arg)
 			return NULL;
 		}
 	}
+	if (applier.applied[0] &&
+		progress_command("remove the stashes of key changes applied", build_stale_stashes, NULL) != 0)
+		return NULL;
 	if (load_initial() != 0)
 		return NULL;
 	for (;;)

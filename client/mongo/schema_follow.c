@@ -348,6 +348,13 @@ schema_apply(const ApplyEvent *ev)
 	if (t && strcmp(t->shape, ev->shape) == 0 && strcmp(t->coll, ev->coll) == 0 &&
 		strcmp(t->db, ev->db) == 0)
 		return 0;
+	/* a name MongoDB refuses has no collection: the table's changes go by the refusal policy */
+	{
+		char		err[1200];
+
+		if (apply_check_name(ev->db, ev->coll, err, sizeof(err)) != 0)
+			return 0;
+	}
 	if (t)
 		before = *t;
 	return copy_again(ev, t ? &before : NULL);

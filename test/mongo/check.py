@@ -1581,13 +1581,9 @@ def schema_run(ferret):
     sql("DROP TABLE sd")
     sql("CREATE TABLE se (id int PRIMARY KEY, v text)")
     sql("INSERT INTO se SELECT g, 'e' || g FROM generate_series(1, 4) g")
-    conn = connect()
-    cur = conn.cursor()
-    cur.execute("ALTER TABLE sf ADD COLUMN w int DEFAULT 7")
-    cur.execute("INSERT INTO sf VALUES (6, 'v6', 8)")
-    cur.execute("UPDATE sf SET v = 'u' WHERE id = 1")
-    conn.commit()
-    conn.close()
+    # one transaction (a multi-statement query is one)
+    sql("BEGIN; ALTER TABLE sf ADD COLUMN w int DEFAULT 7; INSERT INTO sf VALUES (6, 'v6', 8); "
+        "UPDATE sf SET v = 'u' WHERE id = 1; COMMIT")
     sql("CREATE INDEX ON si (v)")
     sql("UPDATE si SET v = 'i' WHERE id = 1")
     # a partition changed, then dropped: the root's collection stays (a partition's rows leaving it
@@ -1596,13 +1592,7 @@ def schema_run(ferret):
     sql("UPDATE sp SET v = 'r' WHERE part = 2")
     sql("DROP TABLE sp1")
     # two tables' names swapped in one transaction
-    conn = connect()
-    cur = conn.cursor()
-    cur.execute("ALTER TABLE sw1 RENAME TO swt")
-    cur.execute("ALTER TABLE sw2 RENAME TO sw1")
-    cur.execute("ALTER TABLE swt RENAME TO sw2")
-    conn.commit()
-    conn.close()
+    sql("BEGIN; ALTER TABLE sw1 RENAME TO swt; ALTER TABLE sw2 RENAME TO sw1; ALTER TABLE swt RENAME TO sw2; COMMIT")
     sql("UPDATE sw1 SET v = 'two!' WHERE id = 5")
     # changed, then renamed before its copy again is made: the changes in between are under the old name
     sql("ALTER TABLE sr ADD COLUMN x int DEFAULT 1")
@@ -1700,6 +1690,30 @@ def write_wait_run(ferret):
     sql("DROP TABLE ww")
 
 
+def stale_stash_run(ferret):
+    """The stash of a key change already applied (a stop between storing the position and removing the
+    stash, two commands) is removed at the next start, not left behind for ever."""
+    sql("CREATE TABLE ss (id int PRIMARY KEY)")
+    out = os.path.join(WORK, "ss")
+    base = ("--include-tables", "public.ss")
+    rc, err = run_client("ss", out, ferret.uri("ssdb"), *base, create=True, endpos=current_lsn())
+    check(rc == 0, "stale stash: start", err[-800:])
+    sql("INSERT INTO ss VALUES (1)")
+    rc, err = run_client("ss", out, ferret.uri("ssdb"), *base, endpos=current_lsn())
+    c = ferret.client()
+    c["ssdb"]["bson_out_progress"].insert_one({"_id": "ss@" + "0" * 15 + "10000000000000001", "keyChange": {"_id": 1}})
+    c.close()
+    sql("INSERT INTO ss VALUES (2)")
+    rc, err = run_client("ss", out, ferret.uri("ssdb"), *base, endpos=current_lsn())
+    c = ferret.client()
+    left = [d["_id"] for d in c["ssdb"]["bson_out_progress"].find() if "@" in d["_id"]]
+    c.close()
+    check(rc == 0 and left == [], "stale stash: a key change's stash at or before the stored position is "
+          "removed at the start", "exit %s, left %r\n%s" % (rc, left, err[-800:]))
+    sql("SELECT pg_drop_replication_slot('ss')")
+    sql("DROP TABLE ss")
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1709,7 +1723,7 @@ def main():
         for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
-                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run):
+                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run, stale_stash_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:
