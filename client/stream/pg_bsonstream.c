@@ -7,19 +7,12 @@
  *				  [--include-tables LIST ...] [--exclude-tables LIST ...] -o DIR | -o -
  *				  [--segment-size SIZE] [--segment-time SECONDS] ...
  *
- * This file has the options and the main flow: create the slot (repl.c),
- * with --initial-copy copy the tables under its exported snapshot into a
- * dump directory (initial.c, dump.c: the dump writer pg_bsonexport --out-dir
- * uses too), then stream the changes into segments (segment.c), each of
- * whole transactions (closed between transactions only), and confirm
- * each transaction to the server only once all of it is durable: the plugin
- * ends each transaction with a commit marker (commit_marker.h) that names
- * its end, and a stop (a signal, --endpos) waits for the transaction in
- * progress to end, so that the next run starts after the last one written
- * and sends nothing twice.  A lost connection or a server restart is
- * followed by a new connection, resuming at the slot's confirmed position;
- * an ERROR from the server (a plugin's error in decoding, an invalidated
- * slot) ends the run: the same request would fail the same way.
+ * This file has the options and the main flow: with --to the applier set
+ * up (mongo_apply.h), create the slot (repl.c), with --initial-copy copy
+ * the tables under its exported snapshot into a dump directory (initial.c,
+ * dump.c: the dump writer pg_bsonexport --out-dir uses too), then the
+ * receive loop (receive.h): the changes into segments of whole
+ * transactions, each confirmed once durable, until a stop.
  */
 #include <errno.h>
 #include <getopt.h>
