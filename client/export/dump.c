@@ -608,14 +608,17 @@ show_progress(Dump *d, int first, int end)
 	uint64_t	rows = d->stats->docs;
 	uint64_t	bytes = d->stats->bytes;
 
-	if (d->o->progress == NULL)
+	if (d->o->progress == NULL && d->o->tick == NULL)
 		return;
 	for (int i = first; i < end; i++)
 	{
 		rows += atomic_load_explicit(&d->parts[i].job.rows, memory_order_relaxed);
 		bytes += atomic_load_explicit(&d->parts[i].job.bytes, memory_order_relaxed);
 	}
-	progress_update(d->o->progress, rows, bytes);
+	if (d->o->progress)
+		progress_update(d->o->progress, rows, bytes);
+	if (d->o->tick)
+		d->o->tick(d->o->tick_arg, rows, bytes);
 }
 
 /*

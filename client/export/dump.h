@@ -53,6 +53,9 @@ typedef struct DumpOptions
 	int			node_rows;		/* a Citus node: its own shards' rows, as its
 								 * change stream has them (bson_out.citus_rows) */
 	Progress   *progress;		/* updated while the parts run, or NULL */
+	/* called with the documents and bytes so far while the parts run, or NULL */
+	void		(*tick) (void *arg, uint64_t docs, uint64_t bytes);
+	void	   *tick_arg;
 } DumpOptions;
 
 typedef struct DumpStats

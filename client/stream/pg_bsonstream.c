@@ -482,6 +482,29 @@ recopy_table(void *arg, int64_t relid, const char *outdir, uint64_t *at,
 	return table_recopy(&t->conn, &o, (unsigned int) relid, outdir, at, err, errsize);
 }
 
+/*
+ * DIR/status.json during the first copy ("copying", its documents so far),
+ * at most once a second: the copy of a large table is not silent
+ */
+static void
+copy_status(void *arg, uint64_t docs, uint64_t bytes)
+{
+	const StreamTarget *t = arg;
+	static double written;
+	StreamStatus s;
+
+	if (strcmp(t->dir, "-") == 0 || (written > 0 && now_seconds() - written < 1.0))
+		return;
+	written = now_seconds();
+	memset(&s, 0, sizeof(s));
+	s.slot = opt.slot;
+	s.phase = "copying";
+	s.copied_docs = docs;
+	s.copied_bytes = bytes;
+	/* a view: a failure to write it is said by the stream later, if at all */
+	(void) status_file_write(t->dir, &s);
+}
+
 /* The first copy into DIR/initial, with the stream's selection and names */
 static int
 copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
@@ -490,6 +513,9 @@ copy_tables(const StreamTarget *t, const char *snapshot, DumpStats *stats,
 	DumpOptions o;
 
 	copy_options(&o);
+	o.tick = copy_status;
+	o.tick_arg = (void *) t;
+	copy_status((void *) t, 0, 0);
 	return initial_copy(&t->conn, snapshot, t->dir, &o, stats, err, errsize);
 }
 

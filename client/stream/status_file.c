@@ -76,6 +76,9 @@ status_file_write(const char *dir, const StreamStatus *s)
 	put_string(f, s->slot);
 	fputs(", \"state\": ", f);
 	put_string(f, s->phase);
+	if (strcmp(s->phase, "copying") == 0)
+		fprintf(f, ", \"copy\": {\"documents\": %llu, \"bytes\": %llu}",
+				(unsigned long long) s->copied_docs, (unsigned long long) s->copied_bytes);
 	fprintf(f, ", \"pid\": %d, \"received\": {\"events\": %llu, \"bytes\": %llu, \"segments\": %llu}, ",
 			(int) getpid(), (unsigned long long) s->events, (unsigned long long) s->bytes,
 			(unsigned long long) s->segments);

@@ -17,7 +17,9 @@
 typedef struct StreamStatus
 {
 	const char *slot;
-	const char *phase;			/* "streaming", "reconnecting", "exited" */
+	const char *phase;			/* "copying", "streaming", "reconnecting", "exited" */
+	uint64_t	copied_docs;	/* "copying": the first copy's documents so far */
+	uint64_t	copied_bytes;
 	uint64_t	events;			/* received in this run */
 	uint64_t	bytes;
 	uint64_t	segments;

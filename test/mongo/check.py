@@ -1714,6 +1714,39 @@ def stale_stash_run(ferret):
     sql("DROP TABLE ss")
 
 
+def copy_status_run(ferret):
+    """DIR/status.json during the first copy: "copying" with its documents so far, not nothing, then the
+    stream's states, "exited" at the end."""
+    sql("CREATE TABLE cs (id int PRIMARY KEY, v text)")
+    sql("INSERT INTO cs SELECT g, repeat('x', 200) FROM generate_series(1, 1000000) g")
+    out = os.path.join(WORK, "cs")
+    err = open(os.path.join(WORK, "cs.stderr"), "ab")
+    proc = subprocess.Popen([BIN, "-d", DB, "--slot", "cs", "-o", out, "--create-slot", "--initial-copy",
+                             "--include-tables", "public.cs", "--no-sync", "--endpos", current_lsn()],
+                            stdout=subprocess.DEVNULL, stderr=err)
+    seen = []
+    copied = None
+    while proc.poll() is None:
+        try:
+            with open(os.path.join(out, "status.json")) as f:
+                status = json.load(f)
+            if not seen or seen[-1] != status.get("state"):
+                seen.append(status.get("state"))
+            if status.get("state") == "copying":
+                copied = status.get("copy", {}).get("documents")
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    with open(os.path.join(out, "status.json")) as f:
+        status = json.load(f)
+    check(proc.returncode == 0 and seen[:1] == ["copying"] and status.get("state") == "exited"
+          and "copy" not in status and isinstance(copied, int),
+          "copy status: status.json says \"copying\" (with the documents so far) during the first copy, "
+          "\"exited\" at the end", "exit %s, states %r, last %r" % (proc.returncode, seen, status))
+    sql("SELECT pg_drop_replication_slot('cs')")
+    sql("DROP TABLE cs")
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1723,7 +1756,8 @@ def main():
         for run in (symbols_run, errors_run, key_change_run, refusals_run, partitions_run, oversize_run, unique_run,
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
-                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run, stale_stash_run):
+                    max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run, stale_stash_run,
+                    copy_status_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:
