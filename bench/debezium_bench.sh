@@ -50,6 +50,11 @@
 #                      writer) and at the default --batch-size (1000)
 #   --no-install       use the installed extension and programs (the test
 #                      suite installs them first); otherwise build_install
+#   --perf DIR         part 2: pg_bsonstream runs under `perf record -g`
+#                      (DIR/pg_bsonstream-apply-<run>.data; report with
+#                      perf report -i FILE --no-children --sort sym, per
+#                      thread with --sort tid,sym): where its time goes, not
+#                      a timing (perf's own cost is in the run's figures)
 #   --smoke            a few thousand changes, one run each, every check;
 #                      prints "debezium: N passed, M failed" and exits 1 on
 #                      any failure; its times mean nothing (the report is
@@ -80,6 +85,7 @@ SERVER=ferretdb
 INSTALL=1
 SMOKE=0
 OUT=
+PERF_DIR=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -93,8 +99,9 @@ while [ $# -gt 0 ]; do
 	--server) SERVER=$2; shift ;;
 	--no-install) INSTALL=0 ;;
 	--smoke) SMOKE=1 ;;
+	--perf) PERF_DIR=$(mkdir -p "$2" && cd "$2" && pwd); shift ;;
 	--out) OUT=$2; shift ;;
-	-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,53p' "$0"; exit 0 ;;
 	*) echo "unknown option: $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -360,7 +367,9 @@ if part apply; then
 			else
 				p=pg_bsonstream
 				rm -rf "$WORK/ab_stream"
-				res=$(run "$WORK/bso.log" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "ab_bso_$r" \
+				PERF=()
+				[ -n "$PERF_DIR" ] && PERF=(perf record -q -g -F 999 -o "$PERF_DIR/pg_bsonstream-apply-$r.data" --)
+				res=$(run "$WORK/bso.log" "${PERF[@]}" "$STREAM" -h 127.0.0.1 -p "$PGPORT" -d bench -S "ab_bso_$r" \
 					-o "$WORK/ab_stream" -E "$AB_END" -q --include-tables public.ab \
 					--to "mongodb://127.0.0.1:$FPORT/bso_$r" --batch-size "$BULK")
 				slot=ab_bso_$r

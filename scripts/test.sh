@@ -25,8 +25,10 @@
 #   - runs the pg_regress suites (UTF8 database, then LATIN1, SQL_ASCII and
 #     WIN1252); the cluster runs with wal_level = logical and bson_out among
 #     the output plugins, for the change-stream tests,
-#   - runs the C unit tests of the Extended JSON value parsers and of the
-#     decoder's core, and replays the fuzz corpus under ASan/UBSan,
+#   - runs the C unit tests of the Extended JSON value parsers, of the
+#     decoder's core and of pg_bsonstream --to's applier (batching, key
+#     changes, refusals, retries, a cut at every write; against an in-memory
+#     target), and replays the fuzz corpus under ASan/UBSan,
 #   - runs the cross-checks against pymongo (10,000 generated documents in
 #     UTF8, plus LATIN1 and SQL_ASCII databases; 10,000 Extended JSON
 #     documents encoded by pymongo's json_util and bson; 3,000 typed rows
@@ -161,10 +163,12 @@ regress() {
 	fi
 }
 
-# the C unit tests of the Extended JSON value parsers (no server needed)
-log "unit tests: Extended JSON value parsers"
-unit_out=$(make -s -C test/unit check 2>&1)
-printf '%s\n' "$unit_out" | tail -5
+# the C unit tests (no server needed): the Extended JSON value parsers, the
+# decoder's core, and the --to applier against its in-memory target
+log "unit tests: Extended JSON value parsers, decoder core, --to applier (in-memory target)"
+unit_out=$(make -s -C test/unit PG_CONFIG="$PG_BINDIR/pg_config" check 2>&1)
+printf '%s\n' "$unit_out" | grep -E '^FAIL' | head -20
+printf '%s\n' "$unit_out" | grep -vE '^FAIL' | tail -6
 unit_line=$(printf '%s\n' "$unit_out" | grep -E '^unit: [0-9]+ passed, [0-9]+ failed' | tail -1)
 if [ -n "$unit_line" ]; then
 	passed=$((passed + $(printf '%s' "$unit_line" | sed -E 's/^unit: ([0-9]+) passed.*/\1/')))

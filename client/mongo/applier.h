@@ -5,8 +5,11 @@
  *		one write of a batch, and the helpers every part calls.
  *
  *	mongo_apply.c  the thread: segments read, events batched, each
- *	               collection's writes sent as ordered bulks, failures
- *	               classified (retry, refusal, fatal), the position stored
+ *	               collection's writes sent as ordered bulks, their outcomes
+ *	               acted on, the position stored
+ *	target_call.c  the calls of the target (target.h): the retry loop, the
+ *	               refusal policy
+ *	target_mongoc.c  the target on a MongoDB server (libmongoc)
  *	copy_load.c    the first copy (DIR/initial) loaded: documents, indexes
  *	replay.c       writes sent again that collide on a unique index
  *	dead_letter.c  the dead-letter file
@@ -24,12 +27,12 @@
 #include <stdio.h>
 #include <time.h>
 
-#include <mongoc/mongoc.h>
 
 #include "event_apply.h"
 #include "progress.h"
 #include "signals.h"
 #include "resume_token.h"
+#include "target.h"
 
 #define BATCH_BYTES		(8 * 1024 * 1024)
 #define IDLE_WAIT_US	100000	/* between looks for a new segment */
@@ -63,8 +66,7 @@ typedef struct MovedAside
 typedef struct Applier
 {
 	ApplyOptions o;
-	mongoc_client_t *client;
-	mongoc_read_prefs_t *primary;	/* the read preference of every read: the primary's */
+	Target	   *target;			/* the server written into (target.h) */
 	char	   *uri_db;			/* the URI's database, NULL if none */
 	const char *progress_db;
 	int32_t		max_bson_size;
@@ -150,22 +152,42 @@ write_answered(void)
 extern int64_t wall_now_ms(void);
 extern void set_state(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 extern const char *target_db(const char *event_db);
-extern int	transient_code(int code);
-extern int	transient(const bson_error_t *e, const bson_t *reply);
-extern int	server_answers(void);
-extern int	retry_wait(double *backoff, const bson_error_t *e);
-extern void retry_over(double *backoff);
 extern void fail(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 extern char *id_json(const bson_t *selector);
 extern int	is_write(ApplyKind k);
 extern int	store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id);
-extern int	find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found);
 extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
 extern char **pending_segments(uint64_t *bytes);
 extern void free_names(char **names);
-extern int	progress_command(const char *what,
-							 mongoc_bulk_operation_t *(*build) (mongoc_collection_t *, void *),
-							 void *arg);
+
+/*
+ * The applier on a target of the caller's (the unit tests' in memory):
+ * apply_open without the URI; uri_db as the URI's database would be.
+ */
+extern int	apply_open_target(const ApplyOptions *o, Target *target, const char *uri_db,
+							  char *err, size_t errsize);
+/* After apply_stop: everything freed, the target closed, ready for another apply_open */
+extern void apply_close(void);
+
+/* target_call.c */
+extern int	retry_wait(double *backoff, const TargetResult *r);
+extern void retry_over(double *backoff);
+extern void target_write_once(const char *db, const char *coll, const TargetWrite *w, int n,
+							  int ordered, TargetResult *r);
+extern int	target_write(const char *db, const char *coll, const TargetWrite *w, int n, int ordered,
+						 TargetResult *r);
+extern int	target_write_must(const char *what, const char *db, const char *coll,
+							  const TargetWrite *w, int n);
+extern int	target_find(const char *what, const char *db, const char *coll, const bson_t *filter,
+						int64_t limit, const bson_t *projection, TargetEach each, void *arg);
+extern int	target_indexes(const char *db, const char *coll, TargetEach each, void *arg);
+extern int	target_command(const char *db, const bson_t *cmd, bson_t *reply, TargetResult *r);
+extern void target_command_once(const char *db, const bson_t *cmd, bson_t *reply, TargetResult *r);
+extern int	server_answers(void);
+extern int	find_one(const char *db, const char *coll, const bson_t *filter, bson_t **found);
+extern int	refuse(const char *kind, const char *db, const char *coll, const bson_t *selector,
+				   const char *token, const uint8_t *data, uint32_t len, const char *index,
+				   int code, const char *message);
 
 /* copy_load.c: DIR/initial into MongoDB, unless done */
 extern int	load_initial(void);
@@ -185,6 +207,7 @@ extern int	tables_note_copy(const char *db, const char *coll, const bson_t *meta
 							 const char *alias);
 extern void tables_append(bson_t *doc);
 extern int	tables_read(const bson_t *progress);
+extern void tables_free(void);
 /* a schema event: applied (the batch before it is) */
 extern int	schema_apply(const ApplyEvent *ev);
 /* an event of a table copied again that the copy holds: not applied */

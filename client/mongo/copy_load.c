@@ -66,21 +66,12 @@ collection_empty(const char *db, const char *coll)
 	return doc == NULL;
 }
 
-/* A document of the first copy that cannot be written: stop, or dead-letter it */
+/* A document of the first copy that cannot be written: by the refusal policy */
 static int
 copy_refused(const char *db, const char *collname, const bson_t *doc, int code, const char *message)
 {
-	char	   *id;
-
-	if (applier.o.dead_letter)
-		return dead_letter(db, collname, doc, NULL, bson_get_data(doc), doc->len, "document",
-						   code, message);
-	id = id_json(doc);
-	fail("MongoDB refused the first copy's document of _id %s in %s.%s: %s\n"
-		 "hint: Fix the cause, or give --dead-letter=FILE to write such documents there and go on.",
-		 id, db, collname, message);
-	bson_free(id);
-	return -1;
+	return refuse("document", db, collname, doc, NULL, bson_get_data(doc), doc->len, NULL, code,
+				  message);
 }
 
 /* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
@@ -89,123 +80,81 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 {
 	double		backoff = 0;
 	int			lost_here = 0;
+	TargetWrite *w = malloc(sizeof(TargetWrite) * n);
+	int			rc = 0;
 
+	if (w == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		w[i].kind = TW_INSERT;
+		w[i].selector = NULL;
+		w[i].doc = docs[i];
+	}
 	for (;;)
 	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, db, collname);
-		bson_t		opts = BSON_INITIALIZER;
-		mongoc_bulk_operation_t *bulk;
-		bson_t		reply;
-		bson_error_t e;
-		uint32_t	ok;
-		int			rc = 0;
+		TargetResult r;
 
-		BSON_APPEND_BOOL(&opts, "ordered", false);
-		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
-		for (int i = 0; i < n; i++)
-			if (!mongoc_bulk_operation_insert_with_opts(bulk, docs[i], NULL, &e))
-			{
-				/* refused by the driver (a key it does not take): by the policy, the rest as they are */
-				mongoc_bulk_operation_destroy(bulk);
-				mongoc_collection_destroy(coll);
-				bson_destroy(&opts);
-				if (i > 0 && insert_copy_batch(db, collname, docs, i, resuming) != 0)
-					return -1;
-				if (copy_refused(db, collname, docs[i], (int) e.code, e.message) != 0)
-					return -1;
-				return i + 1 < n ? insert_copy_batch(db, collname, docs + i + 1, n - i - 1, resuming) : 0;
-			}
-		write_sent();
-		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
-		write_answered();
-		mongoc_bulk_operation_destroy(bulk);
-		mongoc_collection_destroy(coll);
-		bson_destroy(&opts);
-		if (ok)
+		target_write_once(db, collname, w, n, 0, &r);
+		if (r.status == TARGET_DONE)
 		{
-			bson_destroy(&reply);
 			retry_over(&backoff);
-			return 0;
+			break;
 		}
+		if (r.status == TARGET_REFUSED && !r.truncated && r.refused[0].index >= 0)
 		{
-			bson_iter_t it;
-			bson_iter_t arr;
-			int			any = 0;
-
-			if (bson_iter_init_find(&it, &reply, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
-				bson_iter_recurse(&it, &arr))
+			/* every other document is written */
+			retry_over(&backoff);
+			for (int i = 0; i < r.nrefused && rc == 0; i++)
+				if (!(r.refused[i].code == 11000 && resuming))
+					rc = copy_refused(db, collname, docs[r.refused[i].index], r.refused[i].code,
+									  r.refused[i].message);
+			break;
+		}
+		if (r.status == TARGET_REFUSED)
+		{
+			/* not known which (or too many to say): each on its own */
+			retry_over(&backoff);
+			if (n == 1)
 			{
-				while (bson_iter_next(&arr) && rc == 0)
-				{
-					bson_iter_t w;
-					int			index = -1;
-					int			code = 0;
-					const char *msg = "refused";
-
-					any = 1;
-					if (!bson_iter_recurse(&arr, &w))
-						continue;
-					while (bson_iter_next(&w))
-					{
-						if (strcmp(bson_iter_key(&w), "index") == 0)
-							index = (int) bson_iter_as_int64(&w);
-						else if (strcmp(bson_iter_key(&w), "code") == 0)
-							code = (int) bson_iter_as_int64(&w);
-						else if (strcmp(bson_iter_key(&w), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&w))
-							msg = bson_iter_utf8(&w, NULL);
-					}
-					if (code == 11000 && resuming)
-						continue;
-					if (index < 0 || index >= n)
-						index = 0;
-					{
-						char		m[1100];
-
-						snprintf(m, sizeof(m), "%s (code %d)", msg, code);
-						rc = copy_refused(db, collname, docs[index], code, m);
-					}
-				}
+				if (!(r.refused[0].code == 11000 && resuming))
+					rc = copy_refused(db, collname, docs[0], r.refused[0].code, r.refused[0].message);
+				break;
 			}
-			if (any)
-			{
-				bson_destroy(&reply);
-				return rc;
-			}
-			if (transient(&e, &reply))
-			{
-				bson_destroy(&reply);
-				/* the documents written before the failure are there now */
-				resuming = 1;
-				if (e.domain == MONGOC_ERROR_STREAM && server_answers() && ++lost_here < 2)
-					continue;
-				if (lost_here >= 2)
-				{
-					if (n == 1)
-						return copy_refused(db, collname, docs[0], 0, LOST_AT_WRITE);
-					for (int i = 0; i < n; i++)
-						if (insert_copy_batch(db, collname, &docs[i], 1, 1) != 0)
-							return -1;
-					return 0;
-				}
-				if (retry_wait(&backoff, &e) != 0)
-					return -1;
-				continue;
-			}
-			bson_destroy(&reply);
-			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
-			{
-				/* the driver refused one document (too large): each on its own */
-				if (n == 1)
-					return copy_refused(db, collname, docs[0], (int) e.code, e.message);
-				for (int i = 0; i < n; i++)
-					if (insert_copy_batch(db, collname, &docs[i], 1, resuming) != 0)
-						return -1;
-				return 0;
-			}
-			fail("MongoDB: %s (the first copy of %s.%s)", e.message, db, collname);
-			return -1;
+			for (int i = 0; i < n && rc == 0; i++)
+				rc = insert_copy_batch(db, collname, &docs[i], 1, 1);
+			break;
+		}
+		if (r.status == TARGET_FATAL)
+		{
+			fail("MongoDB: %s (the first copy of %s.%s)", r.message, db, collname);
+			rc = -1;
+			break;
+		}
+		/* RETRY: the documents written before the failure are there now */
+		resuming = 1;
+		if (r.lost && server_answers() && ++lost_here < 2)
+			continue;
+		if (lost_here >= 2)
+		{
+			if (n == 1)
+				rc = copy_refused(db, collname, docs[0], 0, LOST_AT_WRITE);
+			else
+				for (int i = 0; i < n && rc == 0; i++)
+					rc = insert_copy_batch(db, collname, &docs[i], 1, 1);
+			break;
+		}
+		if (retry_wait(&backoff, &r) != 0)
+		{
+			rc = -1;
+			break;
 		}
 	}
+	free(w);
+	return rc;
 }
 
 static int
@@ -278,7 +227,6 @@ load_index(const char *db, const char *coll, bson_iter_t *def)
 	bson_t		list;
 	bson_t		spec;
 	const char *name = "?";
-	double		backoff = 0;
 
 	BSON_APPEND_UTF8(&cmd, "createIndexes", coll);
 	BSON_APPEND_ARRAY_BEGIN(&cmd, "indexes", &list);
@@ -294,34 +242,24 @@ load_index(const char *db, const char *coll, bson_iter_t *def)
 	}
 	bson_append_document_end(&list, &spec);
 	bson_append_array_end(&cmd, &list);
-	for (;;)
 	{
-		mongoc_database_t *d = mongoc_client_get_database(applier.client, db);
-		bson_t		reply;
-		bson_error_t e;
-		bool		ok = mongoc_database_write_command_with_opts(d, &cmd, NULL, &reply, &e);
-		int			again = !ok && transient(&e, &reply);
+		TargetResult r;
 		int			rc = -1;
 
-		mongoc_database_destroy(d);
-		bson_destroy(&reply);
-		if (ok)
-		{
-			retry_over(&backoff);
+		if (target_command(db, &cmd, NULL, &r) != 0)
+			rc = -1;
+		else if (r.status == TARGET_DONE)
 			rc = 0;
-		}
-		else if (again)
-		{
-			if (retry_wait(&backoff, &e) == 0)
-				continue;
-		}
-		else if (applier.o.dead_letter)
-			rc = dead_letter(db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len,
-							 "createIndexes", (int) e.code, e.message);
 		else
-			fail("MongoDB refused index %s of the first copy's %s.%s: %s (code %d)\nhint: Give "
-				 "--dead-letter=FILE to write the refused index definitions there and go on "
-				 "without them.", name, db, coll, e.message, (int) e.code);
+		{
+			const char *msg = r.status == TARGET_REFUSED ? r.refused[0].message : r.message;
+			int			code = r.status == TARGET_REFUSED ? r.refused[0].code : r.code;
+			char		full[1200];
+
+			snprintf(full, sizeof(full), "%s (code %d)", msg, code);
+			rc = refuse("createIndexes", db, coll, NULL, NULL, bson_get_data(&cmd), cmd.len, name,
+						code, full);
+		}
 		bson_destroy(&cmd);
 		return rc;
 	}

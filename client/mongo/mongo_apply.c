@@ -1,10 +1,11 @@
 /*
  * mongo_apply.c
  *		The first copy and the change segments applied into MongoDB
- *		(mongo_apply.h), with libmongoc's bulk API.
+ *		(mongo_apply.h), through the applier's target (target.h): on
+ *		MongoDB, target_mongoc.c; in the unit tests, an in-memory one.
  *
  * Batches: the events of up to batch_events (or BATCH_BYTES of events) are
- * gathered, then applied as one ordered bulk write per collection, each
+ * gathered, then applied as one ordered call of writes per collection, each
  * collection's writes in stream order, then the position of the batch's
  * last event is stored: at the end of each segment (which is removed only
  * once the stored position covers it), else at most once a second, since
@@ -276,89 +277,6 @@ apply_check_name(const char *db, const char *coll, char *err, size_t errsize)
 	return -1;
 }
 
-/* A server's error code that a new attempt may cure */
-int
-transient_code(int code)
-{
-	static const int codes[] = {6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436};
-
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		if (code == codes[i])
-			return 1;
-	return 0;
-}
-
-/*
- * A failure a new attempt may cure: the server unreachable, restarting, a
- * primary stepping down, a write concern not met in time (not one that
- * can never be met).
- */
-int
-transient(const bson_error_t *e, const bson_t *reply)
-{
-	/* a w the deployment can never satisfy (79, 100): no wait cures it */
-	if ((e->domain == MONGOC_ERROR_WRITE_CONCERN || e->domain == MONGOC_ERROR_SERVER) &&
-		(e->code == 79 || e->code == 100))
-		return 0;
-	if (e->domain == MONGOC_ERROR_STREAM || e->domain == MONGOC_ERROR_SERVER_SELECTION ||
-		e->domain == MONGOC_ERROR_WRITE_CONCERN)
-		return 1;
-	if (reply && (mongoc_error_has_label(reply, "RetryableWriteError") ||
-				  mongoc_error_has_label(reply, "NetworkError")))
-		return 1;
-	return transient_code((int) e->code);
-}
-
-/*
- * A server that closes the connection at a write it cannot read (FerretDB
- * does so for a NaN) but answers a ping at once: that write is refused,
- * not the server down.  Asked after a lost connection.
- */
-int
-server_answers(void)
-{
-	bson_t		ping = BSON_INITIALIZER;
-	bson_error_t e;
-	bool		ok;
-
-	BSON_APPEND_INT32(&ping, "ping", 1);
-	ok = mongoc_client_command_simple(applier.client, "admin", &ping, NULL, NULL, &e);
-	bson_destroy(&ping);
-	return ok;
-}
-
-
-/* Wait before the next attempt, saying so once per outage */
-int
-retry_wait(double *backoff, const bson_error_t *e)
-{
-	if (*backoff == 0)
-	{
-		fprintf(stderr, "pg_bsonstream: MongoDB: %s; retrying (the stream goes on into "
-				"local segments meanwhile)\n", e->message);
-		*backoff = RETRY_MIN;
-	}
-	set_state("MongoDB unreachable (%s): retrying", e->message);
-	for (double w = 0; w < *backoff; w += 0.1)
-	{
-		/* a signal stops the wait; a drain (--endpos) waits on */
-		if (applier.stop == 1)
-			return -1;
-		usleep(100000);
-	}
-	*backoff = *backoff * 2 > RETRY_MAX ? RETRY_MAX : *backoff * 2;
-	return 0;
-}
-
-void
-retry_over(double *backoff)
-{
-	if (*backoff > 0)
-		fprintf(stderr, "pg_bsonstream: MongoDB answers again\n");
-	*backoff = 0;
-	set_state("%s", "");
-}
-
 void
 fail(const char *fmt,...)
 {
@@ -401,84 +319,35 @@ id_json(const bson_t *selector)
 	}
 }
 
-/* A write the server refused, or one that cannot be applied: stop, or dead-letter it */
+/* A write the server refused, or one that cannot be applied: by the refusal policy */
 static int
 refused(const Op *op, int code, const char *message)
 {
-	char	   *id;
-
-	if (applier.o.dead_letter)
-		return dead_letter(target_db(op->ev.db), op->ev.coll, op->ev.selector, op->ev.token,
-						   op->event, op->event_len, "event", code, message);
-	id = id_json(op->ev.selector);
-	fail("MongoDB refused the change of _id %s in %s.%s (event %s): %s\n"
-		 "hint: Nothing past it was applied, and the next run stops there again. "
-		 "Fix the cause, or give --dead-letter=FILE to write such events there and go on.",
-		 id, target_db(op->ev.db), op->ev.coll, op->ev.token, message);
-	(void) code;
-	bson_free(id);
-	return -1;
+	return refuse("event", target_db(op->ev.db), op->ev.coll, op->ev.selector, op->ev.token,
+				  op->event, op->event_len, NULL, code, message);
 }
 
-/*
- * One write into the bulk.  False when the driver refuses it before
- * anything is sent (a key it does not take: "$v", "", invalid UTF-8), with
- * e set: such a write goes by the refusal policy like one the server
- * refuses, never dropped from the batch without a word.
- */
-static bool
-add_write_op(mongoc_bulk_operation_t *bulk, const Op *op, bson_error_t *e)
+/* The write an event makes */
+static TargetWrite
+op_write(const Op *op)
 {
-	bson_t		opts = BSON_INITIALIZER;
-	bool		ok = true;
+	TargetWrite w = {TW_REPLACE, op->ev.selector, op->ev.doc};
 
 	switch (op->ev.kind)
 	{
-		case APPLY_REPLACE:
-		case APPLY_KEY_CHANGE_INSERT:
-			BSON_APPEND_BOOL(&opts, "upsert", true);
-			ok = mongoc_bulk_operation_replace_one_with_opts(bulk, op->ev.selector, op->ev.doc, &opts, e);
-			break;
 		case APPLY_UPDATE:
-			ok = mongoc_bulk_operation_update_one_with_opts(bulk, op->ev.selector, op->ev.doc, NULL, e);
+			w.kind = TW_UPDATE;
 			break;
 		case APPLY_DELETE:
-			ok = mongoc_bulk_operation_remove_one_with_opts(bulk, op->ev.selector, NULL, e);
+			w.kind = TW_DELETE;
 			break;
 		case APPLY_DELETE_ALL:
-			ok = mongoc_bulk_operation_remove_many_with_opts(bulk, op->ev.selector, NULL, e);
+			w.kind = TW_DELETE_MANY;
 			break;
 		default:
 			break;
 	}
-	bson_destroy(&opts);
-	return ok;
-}
-
-/* The first write error of a bulk's reply: its index and what it says */
-static int
-first_write_error(const bson_t *reply, uint32_t *index, int *code, char *msg, size_t msgsize)
-{
-	bson_iter_t it;
-	bson_iter_t arr;
-	bson_iter_t e;
-
-	if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||
-		!bson_iter_recurse(&it, &arr) || !bson_iter_next(&arr) || !bson_iter_recurse(&arr, &e))
-		return 0;
-	*index = 0;
-	*code = 0;
-	snprintf(msg, msgsize, "refused");
-	while (bson_iter_next(&e))
-	{
-		if (strcmp(bson_iter_key(&e), "index") == 0)
-			*index = (uint32_t) bson_iter_as_int64(&e);
-		else if (strcmp(bson_iter_key(&e), "code") == 0)
-			*code = (int) bson_iter_as_int64(&e);
-		else if (strcmp(bson_iter_key(&e), "errmsg") == 0 && BSON_ITER_HOLDS_UTF8(&e))
-			snprintf(msg, msgsize, "%s", bson_iter_utf8(&e, NULL));
-	}
-	return 1;
+	return w;
 }
 
 int
@@ -493,9 +362,12 @@ static int	apply_collection(int *idx, int n);
 
 /*
  * The writes idx[from..upto) failed together for a cause that is one of
- * theirs (a value the server cannot take): the only write among them is
- * refused (code, message); several are written again one at a time (they
- * are idempotent), which finds the one.  Returns the next 'from', or -1.
+ * theirs, which the target cannot name (a value the server cannot take, an
+ * index FerretDB reports wrong): the only write among them is refused
+ * (code, message); several are written again one at a time, which finds
+ * the one.  Those written already may have been applied: written again as
+ * a replay, whose collisions on a unique index are its own (move_aside).
+ * Returns the next 'from', or -1.
  */
 static int
 isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char *message)
@@ -508,6 +380,7 @@ isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char 
 			at++;
 		return refused(&applier.ops[idx[at]], code, message) != 0 ? -1 : at + 1;
 	}
+	mark_replay(idx, from, upto);
 	for (int i = from; i < upto; i++)
 	{
 		int			one[1] = {idx[i]};
@@ -519,10 +392,10 @@ isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char 
 }
 
 /*
- * The writes ops[idx[0..n-1]] (one collection's, in order) as ordered bulk
- * writes: a refused one stops the run or goes to the dead-letter file and
- * the rest follows; a transient failure is tried again, from the start of
- * the writes not yet known to be applied (they are idempotent).
+ * The writes ops[idx[0..n-1]] (one collection's, in order) as ordered
+ * calls of the target: a refused one goes by the refusal policy and the
+ * rest follows; a RETRY is tried again, from the start of the writes not
+ * known to be applied (they are idempotent: a replay).
  */
 static int
 apply_collection(int *idx, int n)
@@ -530,273 +403,167 @@ apply_collection(int *idx, int n)
 	int			from = 0;
 	double		backoff = 0;
 	int			lost_here = 0;
+	TargetWrite *w = malloc(sizeof(TargetWrite) * n);
+	int		   *at = malloc(sizeof(int) * n);
+	int			rc = 0;
 
-	while (from < n)
+	if (w == NULL || at == NULL)
+	{
+		free(w);
+		free(at);
+		fail("out of memory");
+		return -1;
+	}
+	while (from < n && rc == 0)
 	{
 		const Op   *first = &applier.ops[idx[from]];
-
-		/* a signal: the rest of the batch comes again on the next run */
-		if (applier.stop == 1)
-			return -1;
-		mongoc_collection_t *coll;
-		mongoc_bulk_operation_t *bulk;
-		bson_t		opts = BSON_INITIALIZER;
-		bson_t		reply;
-		bson_error_t e;
+		const char *db = target_db(first->ev.db);
+		TargetResult r;
 		int			upto = from;
 		int			nwrites = 0;
 		int			deletes_many;
-		uint32_t	ok;
+
+		/* a signal: the rest of the batch comes again on the next run */
+		if (applier.stop == 1)
+		{
+			rc = -1;
+			break;
+		}
 
 		/*
 		 * Up to the next write that cannot be made, or the server's limit;
-		 * a delete of many documents (a truncate) in a command of its own,
-		 * so that one that runs long holds up no other write.
+		 * a delete of many documents (a truncate) in a call of its own, so
+		 * that one that runs long holds up no other write.
 		 */
 		deletes_many = applier.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL;
 		while (upto < n && applier.ops[idx[upto]].ev.kind != APPLY_REFUSED &&
 			   (applier.max_writes == 0 || nwrites < applier.max_writes) &&
 			   (applier.ops[idx[upto]].ev.kind == APPLY_DELETE_ALL) == deletes_many &&
 			   !(deletes_many && nwrites == 1))
-			nwrites += is_write(applier.ops[idx[upto++]].ev.kind);
+		{
+			if (is_write(applier.ops[idx[upto]].ev.kind))
+			{
+				w[nwrites] = op_write(&applier.ops[idx[upto]]);
+				at[nwrites++] = upto;
+			}
+			upto++;
+		}
 		if (nwrites == 0)
 		{
 			if (upto < n)
 			{
-				const Op   *r = &applier.ops[idx[upto]];
+				const Op   *o = &applier.ops[idx[upto]];
 
-				if (refused(r, 0, r->ev.problem) != 0)
-					return -1;
+				if (refused(o, 0, o->ev.problem) != 0)
+					rc = -1;
 				upto++;
 			}
 			from = upto;
 			continue;
 		}
-		coll = mongoc_client_get_collection(applier.client, target_db(first->ev.db), first->ev.coll);
-		BSON_APPEND_BOOL(&opts, "ordered", true);
-		bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
-		bson_destroy(&opts);
-		nwrites = 0;
-		for (int i = from; i < upto; i++)
+		target_write_once(db, first->ev.coll, w, nwrites, 1, &r);
+		switch (r.status)
 		{
-			Op		   *op = &applier.ops[idx[i]];
-
-			if (!is_write(op->ev.kind))
-				continue;
-			if (!add_write_op(bulk, op, &e))
-			{
-				/* the writes before it go now; it is refused on the next turn */
-				snprintf(op->ev.problem, sizeof(op->ev.problem),
-						 "the MongoDB C driver refuses the write: %s", e.message);
-				op->ev.kind = APPLY_REFUSED;
-				upto = i;
+			case TARGET_DONE:
+				retry_over(&backoff);
+				from = upto;
+				lost_here = 0;
 				break;
-			}
-			nwrites++;
-		}
-		if (nwrites == 0)
-		{
-			mongoc_bulk_operation_destroy(bulk);
-			mongoc_collection_destroy(coll);
-			from = upto;
-			continue;
-		}
-		write_sent();
-		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
-		write_answered();
-		mongoc_bulk_operation_destroy(bulk);
-		mongoc_collection_destroy(coll);
-		if (ok)
-		{
-			bson_destroy(&reply);
-			retry_over(&backoff);
-			from = upto;
-			lost_here = 0;
-			continue;
-		}
-		{
-			uint32_t	windex = 0;
-			int			code = 0;
-			char		msg[1024];
-			int			werr = first_write_error(&reply, &windex, &code, msg, sizeof(msg));
-
-			/*
-			 * FerretDB (SQLite) answers a duplicate key of an update with a
-			 * command error, not a write error 11000: the same here.
-			 */
-			if (!werr && strstr(e.message, "UNIQUE constraint failed") != NULL)
-			{
-				werr = 1;
-				windex = 0;
-				code = 11000;
-				snprintf(msg, sizeof(msg), "duplicate key: %s", e.message);
-			}
-			if (werr && transient_code(code))
-			{
-				/* a statement's own transient error (a shutdown, a step-down): the writes again */
-				bson_error_t we;
-
-				bson_destroy(&reply);
-				bson_set_error(&we, MONGOC_ERROR_SERVER, (uint32_t) code, "%s (code %d)", msg, code);
-				if (retry_wait(&backoff, &we) != 0)
-					return -1;
-				continue;
-			}
-			if (werr && nwrites > 1 && applier.ferretdb)
-			{
-				/*
-				 * Which write was refused: one at a time (they are
-				 * idempotent), since FerretDB 1.24 reports the index wrong
-				 * for updates (MongoDB's index is taken as it is: the
-				 * writes before it are not sent again).
-				 */
-				bson_destroy(&reply);
-				if ((from = isolate_failure(idx, from, upto, nwrites, code, msg)) < 0)
-					return -1;
-				continue;
-			}
-			if (werr)
-			{
-				/* the windex-th write from 'from' was refused, those before it applied */
-				int			at = from;
-				int			w = -1;
-
-				bson_destroy(&reply);
-				for (; at < upto; at++)
-					if (is_write(applier.ops[idx[at]].ev.kind) && ++w == (int) windex)
-						break;
-				if (at >= upto)
-					at = upto - 1;
-				if (code == 11000 && applier.ops[idx[at]].replay && applier.ops[idx[at]].moved < 3)
+			case TARGET_REFUSED:
+				retry_over(&backoff);
+				if (r.refused[0].index < 0)
 				{
-					int			m = move_aside(&applier.ops[idx[at]]);
+					/* one of them, not known which */
+					if ((from = isolate_failure(idx, from, upto, nwrites, r.refused[0].code,
+												r.refused[0].message)) < 0)
+						rc = -1;
+					break;
+				}
+				{
+					/* the index-th write refused, those before it applied */
+					int			i = at[r.refused[0].index];
+					Op		   *op = &applier.ops[idx[i]];
 
-					if (m < 0)
-						return -1;
-					if (m > 0)
+					if (r.refused[0].code == 11000 && op->replay && op->moved < 3)
 					{
-						/* the write again, with what followed it */
-						applier.ops[idx[at]].moved++;
-						from = at;
-						continue;
-					}
-				}
-				{
-					char		full[1100];
+						int			m = move_aside(op);
 
-					snprintf(full, sizeof(full), "%s (code %d)", msg, code);
-					if (refused(&applier.ops[idx[at]], code, full) != 0)
-						return -1;
+						if (m < 0)
+						{
+							rc = -1;
+							break;
+						}
+						if (m > 0)
+						{
+							/* the write again, with what followed it */
+							op->moved++;
+							from = i;
+							break;
+						}
+					}
+					if (refused(op, r.refused[0].code, r.refused[0].message) != 0)
+						rc = -1;
+					from = i + 1;
 				}
-				from = at + 1;
-				continue;
-			}
-			if (transient(&e, &reply))
-			{
-				bson_destroy(&reply);
+				break;
+			case TARGET_RETRY:
 				/* some of them may have been applied before the failure */
 				mark_replay(idx, from, upto);
+
 				/*
-				 * Lost twice at the same writes while the server answers: one
-				 * of them is the cause (FerretDB closes the connection at a
-				 * value it cannot read).  Not for a delete of many documents,
+				 * Lost twice at the same writes while FerretDB answers: one
+				 * of them is the cause (it closes the connection at a value
+				 * it cannot read).  Not for a delete of many documents,
 				 * which holds no value and may simply run longer than
 				 * socketTimeoutMS: it is sent again, on its own.
 				 */
-				if (e.domain == MONGOC_ERROR_STREAM && applier.ferretdb && !deletes_many &&
-					server_answers() && ++lost_here < 2)
-					continue;	/* once more at once: a connection lost by chance */
+				if (r.lost && applier.ferretdb && !deletes_many && server_answers() && ++lost_here < 2)
+					break;		/* once more at once: a connection lost by chance */
 				if (lost_here >= 2)
 				{
 					lost_here = 0;
 					if ((from = isolate_failure(idx, from, upto, nwrites, 0, LOST_AT_WRITE)) < 0)
-						return -1;
-					continue;
+						rc = -1;
+					break;
 				}
-				if (retry_wait(&backoff, &e) != 0)
-					return -1;
-				continue;
-			}
-			bson_destroy(&reply);
-			/* a document too large for the server, found by the driver */
-			if (e.domain == MONGOC_ERROR_BSON || e.domain == MONGOC_ERROR_COMMAND)
-			{
-				if ((from = isolate_failure(idx, from, upto, nwrites, (int) e.code, e.message)) < 0)
-					return -1;
-				continue;
-			}
-			fail("MongoDB: %s (writing to %s.%s)", e.message, target_db(first->ev.db), first->ev.coll);
-			return -1;
+				if (retry_wait(&backoff, &r) != 0)
+					rc = -1;
+				break;
+			case TARGET_FATAL:
+				fail("MongoDB: %s (writing to %s.%s)", r.message, db, first->ev.coll);
+				rc = -1;
+				break;
 		}
 	}
-	return 0;
+	free(w);
+	free(at);
+	return rc;
 }
 
-/* One command on the progress collection's database, retried while transient */
-int
-progress_command(const char *what, mongoc_bulk_operation_t *(*build) (mongoc_collection_t *, void *),
-				 void *arg)
+/* The stashes of key changes applied already (up to the stored position): removed */
+static int
+remove_stale_stashes(void)
 {
-	double		backoff = 0;
-
-	for (;;)
-	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, applier.progress_db,
-																 applier.o.progress_coll);
-		mongoc_bulk_operation_t *bulk = build(coll, arg);
-		bson_t		reply;
-		bson_error_t e;
-		uint32_t	ok;
-
-		write_sent();
-		ok = mongoc_bulk_operation_execute(bulk, &reply, &e);
-		write_answered();
-
-		mongoc_bulk_operation_destroy(bulk);
-		mongoc_collection_destroy(coll);
-		if (ok)
-		{
-			bson_destroy(&reply);
-			retry_over(&backoff);
-			return 0;
-		}
-		if (!transient(&e, &reply))
-		{
-			bson_destroy(&reply);
-			fail("MongoDB: could not %s in %s.%s: %s", what, applier.progress_db, applier.o.progress_coll, e.message);
-			return -1;
-		}
-		bson_destroy(&reply);
-		if (retry_wait(&backoff, &e) != 0)
-			return -1;
-	}
-}
-
-/* The stashes of key changes applied already (up to the stored position) */
-static mongoc_bulk_operation_t *
-build_stale_stashes(mongoc_collection_t *coll, void *arg)
-{
-	bson_t		opts = BSON_INITIALIZER;
 	bson_t		sel = BSON_INITIALIZER;
 	bson_t		range;
 	char		lo[200];
 	char		hi[200];
-	mongoc_bulk_operation_t *bulk;
-	bson_error_t e;
+	TargetWrite w;
+	int			rc;
 
-	(void) arg;
 	snprintf(lo, sizeof(lo), "%s@", applier.o.slot);
 	snprintf(hi, sizeof(hi), "%s@%s", applier.o.slot, applier.applied);
-	BSON_APPEND_BOOL(&opts, "ordered", true);
-	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 	BSON_APPEND_DOCUMENT_BEGIN(&sel, "_id", &range);
 	BSON_APPEND_UTF8(&range, "$gt", lo);
 	BSON_APPEND_UTF8(&range, "$lte", hi);
 	bson_append_document_end(&sel, &range);
-	mongoc_bulk_operation_remove_many_with_opts(bulk, &sel, NULL, &e);
-	bson_destroy(&opts);
+	w.kind = TW_DELETE_MANY;
+	w.selector = &sel;
+	w.doc = NULL;
+	rc = target_write_must("remove the stashes of key changes applied", applier.progress_db,
+						   applier.o.progress_coll, &w, 1);
 	bson_destroy(&sel);
-	return bulk;
+	return rc;
 }
 
 typedef struct ProgressSet
@@ -805,31 +572,30 @@ typedef struct ProgressSet
 	const char *replay_until;
 	const char *initial;
 	int64_t		wall_ms;
-	const char *stash_id;		/* removed in the same bulk, if set */
+	const char *stash_id;		/* removed in the same call, if set */
 } ProgressSet;
 
-static mongoc_bulk_operation_t *
-build_progress(mongoc_collection_t *coll, void *arg)
+/* The progress document's fields written, and a stash removed, in one ordered call */
+static int
+write_progress(const ProgressSet *p)
 {
-	ProgressSet *p = arg;
-	bson_t		opts = BSON_INITIALIZER;
 	bson_t		sel = BSON_INITIALIZER;
 	bson_t		upd = BSON_INITIALIZER;
 	bson_t		set;
-	bson_t		uopts = BSON_INITIALIZER;
-	mongoc_bulk_operation_t *bulk;
-	bson_error_t e;
+	bson_t		s = BSON_INITIALIZER;
+	TargetWrite w[2];
+	int			n = 1;
+	int			rc;
 
-	BSON_APPEND_BOOL(&opts, "ordered", true);
-	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
 	BSON_APPEND_UTF8(&sel, "_id", applier.o.slot);
 	/* an earlier slot's document: replaced whole, none of its fields kept */
 	if (applier.fresh)
+	{
 		BSON_APPEND_UTF8(&upd, "_id", applier.o.slot);
+		bson_init(&set);
+	}
 	else
 		BSON_APPEND_DOCUMENT_BEGIN(&upd, "$set", &set);
-	if (applier.fresh)
-		bson_init(&set);
 	BSON_APPEND_UTF8(&set, "systemIdentifier", applier.o.system_id);
 	if (p->token)
 		BSON_APPEND_UTF8(&set, "token", p->token);
@@ -843,31 +609,32 @@ build_progress(mongoc_collection_t *coll, void *arg)
 	if (applier.tables_dirty || applier.fresh)
 		tables_append(&set);
 	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
-	BSON_APPEND_BOOL(&uopts, "upsert", true);
 	if (applier.fresh)
 	{
 		bson_concat(&upd, &set);
 		bson_destroy(&set);
-		mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+		w[0].kind = TW_REPLACE;
 	}
 	else
 	{
 		bson_append_document_end(&upd, &set);
-		mongoc_bulk_operation_update_one_with_opts(bulk, &sel, &upd, &uopts, &e);
+		w[0].kind = TW_UPDATE_UPSERT;
 	}
+	w[0].selector = &sel;
+	w[0].doc = &upd;
 	if (p->stash_id)
 	{
-		bson_t		s = BSON_INITIALIZER;
-
 		BSON_APPEND_UTF8(&s, "_id", p->stash_id);
-		mongoc_bulk_operation_remove_one_with_opts(bulk, &s, NULL, &e);
-		bson_destroy(&s);
+		w[1].kind = TW_DELETE;
+		w[1].selector = &s;
+		w[1].doc = NULL;
+		n = 2;
 	}
-	bson_destroy(&opts);
+	rc = target_write_must("store the position", applier.progress_db, applier.o.progress_coll, w, n);
 	bson_destroy(&sel);
 	bson_destroy(&upd);
-	bson_destroy(&uopts);
-	return bulk;
+	bson_destroy(&s);
+	return rc;
 }
 
 int
@@ -877,7 +644,7 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
 
 	int			dirty = applier.tables_dirty;
 
-	if (progress_command("store the position", build_progress, &p) != 0)
+	if (write_progress(&p) != 0)
 		return -1;
 	applier.fresh = 0;
 	if (dirty)
@@ -904,7 +671,7 @@ store_intent(const char *last)
 
 	if (applier.intent[0] && strncmp(last, applier.intent, RESUME_TOKEN_LEN) <= 0)
 		return 0;
-	if (progress_command("store the position", build_progress, &p) != 0)
+	if (write_progress(&p) != 0)
 		return -1;
 	applier.fresh = 0;
 	snprintf(applier.intent, sizeof(applier.intent), "%.*s", RESUME_TOKEN_LEN, last);
@@ -928,30 +695,49 @@ free_op(Op *op)
  * written again in a replay and a later change of the replay (a delete
  * already applied) explains it.
  */
+typedef struct UpdateTargets
+{
+	int		   *idx;
+	int			n;
+	char	   *found;
+} UpdateTargets;
+
+static int
+update_target_found(const bson_t *doc, void *arg)
+{
+	UpdateTargets *u = arg;
+	bson_iter_t got;
+
+	if (!bson_iter_init_find(&got, doc, "_id"))
+		return 0;
+	for (int i = 0; i < u->n; i++)
+	{
+		bson_iter_t id;
+
+		if (!u->found[i] && applier.ops[u->idx[i]].ev.kind == APPLY_UPDATE &&
+			bson_iter_init_find(&id, applier.ops[u->idx[i]].ev.selector, "_id") && same_id(&id, &got))
+			u->found[i] = 1;
+	}
+	return 0;
+}
+
 static int
 check_update_targets(int *idx, int n)
 {
 	bson_t		filter = BSON_INITIALIZER;
 	bson_t		in;
 	bson_t		list;
+	bson_t		proj = BSON_INITIALIZER;
 	int			nids = 0;
-	mongoc_collection_t *coll;
-	mongoc_cursor_t *cur;
-	const bson_t *doc;
-	bson_t		opts = BSON_INITIALIZER;
-	bson_t		proj;
-	bson_error_t e;
-	char	   *found;
-	int			rc = 0;
-	const bson_t *reply = NULL;
-	double		backoff = 0;
+	int			rc;
+	UpdateTargets u = {idx, n, NULL};
 
 	for (int i = 0; i < n; i++)
 		if (applier.ops[idx[i]].ev.kind == APPLY_UPDATE)
 			nids++;
 	if (nids == 0)
 		return 0;
-	if ((found = calloc(n, 1)) == NULL)
+	if ((u.found = calloc(n, 1)) == NULL)
 	{
 		fail("out of memory");
 		return -1;
@@ -979,7 +765,7 @@ check_update_targets(int *idx, int n)
 		}
 		if (earlier)
 		{
-			found[i] = 1;
+			u.found[i] = 1;
 			continue;
 		}
 		{
@@ -993,64 +779,23 @@ check_update_targets(int *idx, int n)
 	}
 	bson_append_array_end(&in, &list);
 	bson_append_document_end(&filter, &in);
-	if (nids == 0)
-	{
-		bson_destroy(&filter);
-		free(found);
-		return 0;
-	}
-	BSON_APPEND_DOCUMENT_BEGIN(&opts, "projection", &proj);
 	BSON_APPEND_INT32(&proj, "_id", 1);
-	bson_append_document_end(&opts, &proj);
-	coll = mongoc_client_get_collection(applier.client, target_db(applier.ops[idx[0]].ev.db), applier.ops[idx[0]].ev.coll);
-again:
-	cur = mongoc_collection_find_with_opts(coll, &filter, &opts, applier.primary);
-	while (mongoc_cursor_next(cur, &doc))
-	{
-		bson_iter_t got;
-
-		if (!bson_iter_init_find(&got, doc, "_id"))
-			continue;
-		for (int i = 0; i < n; i++)
-		{
-			bson_iter_t id;
-
-			if (!found[i] && applier.ops[idx[i]].ev.kind == APPLY_UPDATE &&
-				bson_iter_init_find(&id, applier.ops[idx[i]].ev.selector, "_id") && same_id(&id, &got))
-				found[i] = 1;
-		}
-	}
-	if (mongoc_cursor_error_document(cur, &e, &reply))
-	{
-		int			t = transient(&e, reply);
-
-		mongoc_cursor_destroy(cur);
-		/* those found before the failure are there: only the rest matter */
-		if (t && retry_wait(&backoff, &e) == 0)
-			goto again;
-		if (!t)
-			fail("MongoDB: could not look up the documents of the updates of %s.%s: %s",
-				 target_db(applier.ops[idx[0]].ev.db), applier.ops[idx[0]].ev.coll, e.message);
-		rc = -1;
-	}
-	else
-	{
-		mongoc_cursor_destroy(cur);
-		retry_over(&backoff);
-	}
-	mongoc_collection_destroy(coll);
+	/* those found before a failure are there: found again, or not, the same */
+	rc = nids == 0 ? 0 :
+		target_find("look up the documents of the updates", target_db(applier.ops[idx[0]].ev.db),
+					applier.ops[idx[0]].ev.coll, &filter, 0, &proj, update_target_found, &u);
 	bson_destroy(&filter);
-	bson_destroy(&opts);
+	bson_destroy(&proj);
 	for (int i = 0; i < n && rc == 0; i++)
 	{
 		Op		   *op = &applier.ops[idx[i]];
 		bson_iter_t id;
 
-		if (op->ev.kind == APPLY_UPDATE && !found[i] && op->replay &&
+		if (op->ev.kind == APPLY_UPDATE && !u.found[i] && op->replay &&
 			bson_iter_init_find(&id, op->ev.selector, "_id") &&
 			later_change(op->ev.coll, &id, op->ev.token) == 1)
 			continue;
-		if (op->ev.kind == APPLY_UPDATE && !found[i])
+		if (op->ev.kind == APPLY_UPDATE && !u.found[i])
 		{
 			snprintf(op->ev.problem, sizeof(op->ev.problem), "the document to update is not in the "
 					 "target (the event carries only the changed columns, so it cannot be made "
@@ -1058,7 +803,7 @@ again:
 			op->ev.kind = APPLY_REFUSED;
 		}
 	}
-	free(found);
+	free(u.found);
 	return rc;
 }
 
@@ -1163,77 +908,40 @@ add_op(Op *op)
 	return 0;
 }
 
-/* The first document of filter in db.coll (NULL if none), retried while transient */
-int
-find_one(const char *db, const char *collname, const bson_t *filter, bson_t **found)
+/*
+ * A key change's new document stored before its old one is deleted: 0, 1
+ * if the server refuses it (then it refuses the document itself: the key
+ * change goes by the refusal policy, problem set), -1 on failure
+ */
+static int
+store_stash(const char *id, const bson_t *newdoc, char *problem, size_t problemsize)
 {
-	double		backoff = 0;
-	*found = NULL;
-	for (;;)
-	{
-		mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, db, collname);
-		bson_t		opts = BSON_INITIALIZER;
-		mongoc_cursor_t *cur;
-		const bson_t *doc;
-		bson_error_t e;
-		const bson_t *reply = NULL;
-
-		BSON_APPEND_INT64(&opts, "limit", 1);
-		cur = mongoc_collection_find_with_opts(coll, filter, &opts, applier.primary);
-		if (mongoc_cursor_next(cur, &doc))
-			*found = bson_copy(doc);
-		if (mongoc_cursor_error_document(cur, &e, &reply))
-		{
-			int			t = transient(&e, reply);
-
-			mongoc_cursor_destroy(cur);
-			mongoc_collection_destroy(coll);
-			bson_destroy(&opts);
-			if (!t)
-			{
-				fail("MongoDB: could not read %s.%s: %s", db, collname, e.message);
-				return -1;
-			}
-			if (retry_wait(&backoff, &e) != 0)
-				return -1;
-			continue;
-		}
-		mongoc_cursor_destroy(cur);
-		mongoc_collection_destroy(coll);
-		bson_destroy(&opts);
-		retry_over(&backoff);
-		return 0;
-	}
-}
-
-typedef struct StashArg
-{
-	const char *id;
-	const bson_t *doc;
-} StashArg;
-
-static mongoc_bulk_operation_t *
-build_stash(mongoc_collection_t *coll, void *arg)
-{
-	StashArg   *s = arg;
-	bson_t		opts = BSON_INITIALIZER;
 	bson_t		sel = BSON_INITIALIZER;
 	bson_t		doc = BSON_INITIALIZER;
-	bson_t		uopts = BSON_INITIALIZER;
-	mongoc_bulk_operation_t *bulk;
-	bson_error_t e;
+	TargetWrite w = {TW_REPLACE, &sel, &doc};
+	TargetResult r;
+	int			rc;
 
-	bulk = mongoc_collection_create_bulk_operation_with_opts(coll, &opts);
-	BSON_APPEND_UTF8(&sel, "_id", s->id);
-	BSON_APPEND_UTF8(&doc, "_id", s->id);
-	BSON_APPEND_DOCUMENT(&doc, "keyChange", s->doc);
-	BSON_APPEND_BOOL(&uopts, "upsert", true);
-	mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &doc, &uopts, &e);
-	bson_destroy(&opts);
+	BSON_APPEND_UTF8(&sel, "_id", id);
+	BSON_APPEND_UTF8(&doc, "_id", id);
+	BSON_APPEND_DOCUMENT(&doc, "keyChange", newdoc);
+	rc = target_write(applier.progress_db, applier.o.progress_coll, &w, 1, 1, &r);
 	bson_destroy(&sel);
 	bson_destroy(&doc);
-	bson_destroy(&uopts);
-	return bulk;
+	if (rc != 0)
+		return -1;
+	if (r.status == TARGET_REFUSED)
+	{
+		snprintf(problem, problemsize, "%s", r.refused[0].message);
+		return 1;
+	}
+	if (r.status != TARGET_DONE)
+	{
+		fail("MongoDB: could not store a key change in %s.%s: %s", applier.progress_db,
+			 applier.o.progress_coll, r.message);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -1274,7 +982,6 @@ apply_key_change(Op *del, Op *ins)
 	{
 		bson_t	   *old = NULL;
 		int			missing;
-		StashArg	sa;
 
 		if (find_one(db, ins->ev.coll, del->ev.selector, &old) != 0)
 			return -1;
@@ -1297,10 +1004,10 @@ apply_key_change(Op *del, Op *ins)
 			bson_free(id);
 			ins->ev.kind = APPLY_REFUSED;
 		}
-		sa.id = stash_id;
-		sa.doc = &newdoc;
 		if (ins->ev.kind != APPLY_REFUSED &&
-			progress_command("store a key change", build_stash, &sa) != 0)
+			(rc = store_stash(stash_id, &newdoc, ins->ev.problem, sizeof(ins->ev.problem))) > 0)
+			ins->ev.kind = APPLY_REFUSED;
+		else if (rc < 0)
 		{
 			bson_destroy(&newdoc);
 			return -1;
@@ -1734,8 +1441,7 @@ applier_main(void *arg)
 			return NULL;
 		}
 	}
-	if (applier.applied[0] &&
-		progress_command("remove the stashes of key changes applied", build_stale_stashes, NULL) != 0)
+	if (applier.applied[0] && remove_stale_stashes() != 0)
 		return NULL;
 	if (load_initial() != 0)
 		return NULL;
@@ -1776,49 +1482,6 @@ applier_main(void *arg)
 }
 
 /*
- * The password of --to-password-file: its first line.  Like libpq's
- * .pgpass, a file that others may read is refused: it would not be secret.
- */
-static int
-read_password_file(const char *path, char *pw, size_t pwsize, char *err, size_t errsize)
-{
-	struct stat sb;
-	int			fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t		n;
-
-	if (fd < 0 || fstat(fd, &sb) != 0)
-	{
-		snprintf(err, errsize, "could not read --to-password-file \"%s\": %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(sb.st_mode) || (sb.st_mode & (S_IRWXG | S_IRWXO)) != 0)
-	{
-		snprintf(err, errsize, "--to-password-file \"%s\" %s\nhint: Make it a file only its "
-				 "owner can read: chmod 0600 \"%s\".", path,
-				 S_ISREG(sb.st_mode) ? "has group or world access" : "is not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	n = read(fd, pw, pwsize - 1);
-	close(fd);
-	if (n < 0)
-	{
-		snprintf(err, errsize, "could not read --to-password-file \"%s\": %s", path, strerror(errno));
-		return -1;
-	}
-	pw[n] = '\0';
-	pw[strcspn(pw, "\r\n")] = '\0';
-	if (pw[0] == '\0')
-	{
-		snprintf(err, errsize, "--to-password-file \"%s\" is empty: its first line is the password", path);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * What the applier needs of the target before it writes: the server's
  * limits and the progress document (-1, err set, if it cannot be used).
  */
@@ -1827,7 +1490,7 @@ target_read(char *err, size_t errsize)
 {
 	const ApplyOptions *o = &applier.o;
 	bson_t		reply;
-	bson_error_t e;
+	TargetResult r;
 	bson_t	   *progress = NULL;
 	bson_t		filter = BSON_INITIALIZER;
 	bson_iter_t it;
@@ -1888,7 +1551,7 @@ target_read(char *err, size_t errsize)
 
 		applier.max_bson_size = 16 * 1024 * 1024;
 		BSON_APPEND_INT32(&hello, "hello", 1);
-		if (mongoc_client_command_simple(applier.client, "admin", &hello, NULL, &reply, &e) &&
+		if (target_command("admin", &hello, &reply, &r) == 0 && r.status == TARGET_DONE &&
 			bson_iter_init_find(&it, &reply, "maxBsonObjectSize"))
 			applier.max_bson_size = (int32_t) bson_iter_as_int64(&it);
 		bson_destroy(&reply);
@@ -1901,11 +1564,12 @@ target_read(char *err, size_t errsize)
 		 */
 		bson_init(&hello);
 		BSON_APPEND_INT32(&hello, "buildInfo", 1);
-		if (mongoc_client_command_simple(applier.client, "admin", &hello, NULL, &reply, &e) &&
+		if (target_command("admin", &hello, &reply, &r) == 0 && r.status == TARGET_DONE &&
 			bson_iter_init_find(&it, &reply, "ferretdbVersion") && BSON_ITER_HOLDS_UTF8(&it))
 		{
 			applier.max_writes = 99;
 			applier.ferretdb = 1;
+			applier.target->index_unreliable = 1;
 			fprintf(stderr, "pg_bsonstream: the server is FerretDB %s: at most %d writes a command "
 					"(it does not answer larger update commands)\n", bson_iter_utf8(&it, NULL),
 					applier.max_writes);
@@ -1925,110 +1589,53 @@ target_read(char *err, size_t errsize)
 int
 apply_open(const ApplyOptions *o, char *err, size_t errsize)
 {
-	bson_error_t e;
-	mongoc_uri_t *uri;
+	char	   *uri_db;
+	Target	   *t = target_mongoc_open(o->uri, o->password_file, &uri_db, err, errsize);
+	int			rc;
+
+	if (t == NULL)
+		return -2;
+	rc = apply_open_target(o, t, uri_db, err, errsize);
+	free(uri_db);
+	return rc;
+}
+
+int
+apply_open_target(const ApplyOptions *o, Target *target, const char *uri_db, char *err, size_t errsize)
+{
 	bson_t		ping = BSON_INITIALIZER;
-	bson_t		reply;
-	const mongoc_write_concern_t *wc;
-	char		shown[4096];
+	TargetResult r;
 
 	applier.o = *o;
-	mongoc_init();
-	apply_mask_uri(o->uri, shown, sizeof(shown));
-	uri = mongoc_uri_new_with_error(o->uri, &e);
-	if (uri == NULL)
-	{
-		snprintf(err, errsize, "invalid --to \"%s\": %s", shown, e.message);
-		return -2;
-	}
-	if (o->password_file)
-	{
-		char		pw[1024];
-
-		if (mongoc_uri_get_username(uri) == NULL)
-		{
-			mongoc_uri_destroy(uri);
-			snprintf(err, errsize, "--to-password-file needs a user name in the URI "
-					 "(mongodb://user@host/db)");
-			return -2;
-		}
-		if (mongoc_uri_get_password(uri) != NULL)
-		{
-			mongoc_uri_destroy(uri);
-			snprintf(err, errsize, "--to \"%s\" has a password and --to-password-file gives "
-					 "one: give it in one place", shown);
-			return -2;
-		}
-		if (read_password_file(o->password_file, pw, sizeof(pw), err, errsize) != 0)
-		{
-			mongoc_uri_destroy(uri);
-			return -2;
-		}
-		mongoc_uri_set_password(uri, pw);
-		explicit_bzero(pw, sizeof(pw));
-	}
-	if (mongoc_uri_get_database(uri))
-		applier.uri_db = strdup(mongoc_uri_get_database(uri));
+	applier.target = target;
+	if (uri_db)
+		applier.uri_db = strdup(uri_db);
 	applier.progress_db = applier.uri_db ? applier.uri_db : o->default_db;
-	/* the write concern: the URI's, majority when it gives none */
-	wc = mongoc_uri_get_write_concern(uri);
-	if (mongoc_write_concern_get_w(wc) == MONGOC_WRITE_CONCERN_W_DEFAULT &&
-		mongoc_write_concern_get_wtag(wc) == NULL)
-	{
-		mongoc_write_concern_t *maj = mongoc_write_concern_new();
-
-		mongoc_write_concern_set_w(maj, MONGOC_WRITE_CONCERN_W_MAJORITY);
-		if (mongoc_write_concern_get_journal(wc))
-			mongoc_write_concern_set_journal(maj, true);
-		mongoc_uri_set_write_concern(uri, maj);
-		mongoc_write_concern_destroy(maj);
-	}
-	applier.client = mongoc_client_new_from_uri(uri);
-	mongoc_uri_destroy(uri);
-	if (applier.client == NULL)
-	{
-		snprintf(err, errsize, "could not use --to \"%s\" (the MongoDB C driver refused it)", shown);
-		return -2;
-	}
-	mongoc_client_set_error_api(applier.client, MONGOC_ERROR_API_VERSION_2);
-	/* every read of the applier: a secondary may lag behind its own writes */
-	applier.primary = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
-	mongoc_client_set_appname(applier.client, "pg_bsonstream");
 	BSON_APPEND_INT32(&ping, "ping", 1);
-	if (!mongoc_client_command_simple(applier.client, "admin", &ping, NULL, &reply, &e))
-	{
-		bson_destroy(&ping);
-		if (!o->creating_slot && transient(&e, &reply) && !strstr(e.message, "TLS") &&
-			!strstr(e.message, "certificate"))
-		{
-			/*
-			 * A restart: the slot exists and holds the primary's WAL until
-			 * the stream confirms it, so the stream goes on into DIR/changes
-			 * and the applier reads the target once it answers.
-			 */
-			bson_destroy(&reply);
-			fprintf(stderr, "pg_bsonstream: MongoDB cannot be reached (%s): the stream goes on "
-					"into \"%s/changes\", applied once MongoDB answers\n", e.message, o->dir);
-			set_state("MongoDB unreachable (%s): retrying", e.message);
-			applier.deferred = 1;
-			/* the position applied is not known yet: every segment counts against --max-buffer */
-			free_names(pending_segments(&applier.start_bytes));
-			return 0;
-		}
-		bson_destroy(&reply);
-		snprintf(err, errsize, "could not reach MongoDB at --to: %s\nhint: %s", e.message,
-				 e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ?
-				 "Check the user name, the password and authSource in the URI." :
-				 strstr(e.message, "TLS") || strstr(e.message, "certificate") ?
-				 "Check tlsCAFile in the URI: it must name the authority that signed the "
-				 "server's certificate (or tlsAllowInvalidCertificates=true, for tests only)." :
-				 "Check the host and port in the URI and that the server runs; "
-				 "serverSelectionTimeoutMS in the URI sets how long to wait.");
-		return -1;
-	}
+	target_command_once("admin", &ping, NULL, &r);
 	bson_destroy(&ping);
-	bson_destroy(&reply);
-	return target_read(err, errsize);
+	if (r.status == TARGET_DONE)
+		return target_read(err, errsize);
+	if (!o->creating_slot && r.status == TARGET_RETRY && !strstr(r.message, "TLS") &&
+		!strstr(r.message, "certificate"))
+	{
+		/*
+		 * A restart: the slot exists and holds the primary's WAL until the
+		 * stream confirms it, so the stream goes on into DIR/changes and
+		 * the applier reads the target once it answers.
+		 */
+		fprintf(stderr, "pg_bsonstream: MongoDB cannot be reached (%s): the stream goes on "
+				"into \"%s/changes\", applied once MongoDB answers\n", r.message, o->dir);
+		set_state("MongoDB unreachable (%s): retrying", r.message);
+		applier.deferred = 1;
+		/* the position applied is not known yet: every segment counts against --max-buffer */
+		free_names(pending_segments(&applier.start_bytes));
+		return 0;
+	}
+	snprintf(err, errsize, "could not reach MongoDB at --to: %s\nhint: %s", r.message,
+			 r.hint ? r.hint : "Check the host and port in the URI and that the server runs; "
+			 "serverSelectionTimeoutMS in the URI sets how long to wait.");
+	return -1;
 }
 
 int
@@ -2149,6 +1756,26 @@ apply_stop(int drain, char *err, size_t errsize)
 		applier.dead_fd = -1;
 	}
 	return apply_failed(err, errsize) ? -1 : 0;
+}
+
+void
+apply_close(void)
+{
+	for (int i = 0; i < applier.nops; i++)
+		free_op(&applier.ops[i]);
+	free(applier.ops);
+	if (applier.has_held)
+		free_op(&applier.held);
+	free_fragments();
+	free(applier.fragments);
+	free(applier.fragment_data);
+	tables_free();
+	free(applier.uri_db);
+	if (applier.target)
+		applier.target->ops->close(applier.target);
+	memset(&applier, 0, sizeof(applier));
+	applier.dead_fd = -1;
+	pthread_mutex_init(&applier.lock, NULL);
 }
 
 #endif							/* HAVE_LIBMONGOC */

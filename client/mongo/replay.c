@@ -105,18 +105,71 @@ mark_replay(int *idx, int from, int upto)
  * were moved, 0 when none holds the value (then it is a real refusal), -1
  * on failure.
  */
+typedef struct DocList
+{
+	bson_t	  **docs;
+	int			n;
+	int			max;
+} DocList;
+
+static int
+collect_doc(const bson_t *doc, void *arg)
+{
+	DocList    *l = arg;
+
+	if (l->n == l->max)
+	{
+		int			m = l->max ? l->max * 2 : 8;
+		bson_t	  **d = realloc(l->docs, sizeof(bson_t *) * m);
+
+		if (d == NULL)
+			return 1;
+		l->docs = d;
+		l->max = m;
+	}
+	l->docs[l->n++] = bson_copy(doc);
+	return 0;
+}
+
+/* The unique indexes' key documents */
+static int
+collect_unique(const bson_t *index, void *arg)
+{
+	bson_iter_t k;
+
+	if (bson_iter_init_find(&k, index, "unique") && bson_iter_as_bool(&k) &&
+		bson_iter_init_find(&k, index, "key") && BSON_ITER_HOLDS_DOCUMENT(&k))
+	{
+		uint32_t	n;
+		const uint8_t *d;
+		bson_t		key;
+
+		bson_iter_document(&k, &n, &d);
+		if (bson_init_static(&key, d, n))
+			return collect_doc(&key, arg);
+	}
+	return 0;
+}
+
+static void
+free_docs(DocList *l)
+{
+	for (int i = 0; i < l->n; i++)
+		bson_destroy(l->docs[i]);
+	free(l->docs);
+	l->docs = NULL;
+	l->n = l->max = 0;
+}
+
 int
 move_aside(const Op *op)
 {
 	const char *db = target_db(op->ev.db);
-	mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, db, op->ev.coll);
-	mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts(coll, NULL);
-	const bson_t *index;
+	DocList		keys = {0};
 	bson_t		fields;
 	bson_iter_t it;
 	bson_iter_t id;
 	int			moved = 0;
-	bson_error_t e;
 
 	/* the values the write gives: the replacement, or its $set */
 	if (op->ev.kind == APPLY_UPDATE)
@@ -125,40 +178,27 @@ move_aside(const Op *op)
 		const uint8_t *d;
 
 		if (!bson_iter_init_find(&it, op->ev.doc, "$set") || !BSON_ITER_HOLDS_DOCUMENT(&it))
-		{
-			mongoc_cursor_destroy(cur);
-			mongoc_collection_destroy(coll);
 			return 0;
-		}
 		bson_iter_document(&it, &n, &d);
 		bson_init_static(&fields, d, n);
 	}
 	else
 		bson_init_static(&fields, bson_get_data(op->ev.doc), op->ev.doc->len);
 	if (!bson_iter_init_find(&id, op->ev.selector, "_id"))
-	{
-		mongoc_cursor_destroy(cur);
-		mongoc_collection_destroy(coll);
 		return 0;
-	}
-	while (moved >= 0 && mongoc_cursor_next(cur, &index))
+	if (target_indexes(db, op->ev.coll, collect_unique, &keys) != 0)
+		return -1;
+	for (int ki = 0; ki < keys.n && moved >= 0; ki++)
 	{
-		bson_iter_t k;
 		bson_iter_t key;
 		bson_t		filter = BSON_INITIALIZER;
 		bson_t		ne;
 		const char *first = NULL;
 		int			all = 1;
-		mongoc_cursor_t *others;
-		const bson_t *other;
+		DocList		others = {0};
 
-		if (!bson_iter_init_find(&k, index, "unique") || !bson_iter_as_bool(&k) ||
-			!bson_iter_init_find(&k, index, "key") || !BSON_ITER_HOLDS_DOCUMENT(&k) ||
-			!bson_iter_recurse(&k, &key))
-		{
-			bson_destroy(&filter);
+		if (!bson_iter_init(&key, keys.docs[ki]))
 			continue;
-		}
 		while (bson_iter_next(&key))
 		{
 			bson_iter_t v;
@@ -180,14 +220,18 @@ move_aside(const Op *op)
 		BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &ne);
 		bson_append_iter(&ne, "$ne", 3, &id);
 		bson_append_document_end(&filter, &ne);
-		others = mongoc_collection_find_with_opts(coll, &filter, NULL, applier.primary);
-		while (mongoc_cursor_next(others, &other))
+		if (target_find("read", db, op->ev.coll, &filter, 0, NULL, collect_doc, &others) != 0)
+			moved = -1;
+		bson_destroy(&filter);
+		for (int oi = 0; oi < others.n && moved >= 0; oi++)
 		{
+			const bson_t *other = others.docs[oi];
 			bson_iter_t oid;
 			bson_t		sel = BSON_INITIALIZER;
 			bson_t		upd = BSON_INITIALIZER;
 			bson_t		set;
 			bson_t		mark;
+			TargetWrite w = {TW_UPDATE, &sel, &upd};
 
 			/* only a document that a later change of the replay writes again: else a real collision */
 			if (!bson_iter_init_find(&oid, other, "_id") ||
@@ -206,12 +250,8 @@ move_aside(const Op *op)
 			}
 			bson_append_document_end(&set, &mark);
 			bson_append_document_end(&upd, &set);
-			if (!mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e))
-			{
-				fail("MongoDB: could not move a replayed value aside in %s.%s: %s", db, op->ev.coll,
-					 e.message);
+			if (target_write_must("move a replayed value aside", db, op->ev.coll, &w, 1) != 0)
 				moved = -1;
-			}
 			else
 			{
 				int			known = 0;
@@ -231,24 +271,10 @@ move_aside(const Op *op)
 			}
 			bson_destroy(&sel);
 			bson_destroy(&upd);
-			if (moved < 0)
-				break;
 		}
-		if (mongoc_cursor_error(others, &e) && moved >= 0)
-		{
-			fail("MongoDB: could not read %s.%s: %s", db, op->ev.coll, e.message);
-			moved = -1;
-		}
-		mongoc_cursor_destroy(others);
-		bson_destroy(&filter);
+		free_docs(&others);
 	}
-	if (moved >= 0 && mongoc_cursor_error(cur, &e))
-	{
-		fail("MongoDB: could not list the indexes of %s.%s: %s", db, op->ev.coll, e.message);
-		moved = -1;
-	}
-	mongoc_cursor_destroy(cur);
-	mongoc_collection_destroy(coll);
+	free_docs(&keys);
 	if (moved > 0)
 	{
 		char	   *sid = id_json(op->ev.selector);
@@ -295,8 +321,8 @@ check_moved(void)
 			bson_t		sel = BSON_INITIALIZER;
 			bson_t		upd = BSON_INITIALIZER;
 			bson_t		set;
-			bson_error_t e;
-			mongoc_collection_t *coll = mongoc_client_get_collection(applier.client, m->db, m->coll);
+			TargetWrite w = {TW_UPDATE, &sel, &upd};
+			TargetResult r;
 
 			/* its own value back: the document is as it was before the replay touched it */
 			if (bson_iter_init_find(&it, left, "_id"))
@@ -306,8 +332,7 @@ check_moved(void)
 				bson_iter_recurse(&it, &was) && bson_iter_find(&was, "was"))
 				bson_append_iter(&set, m->field, -1, &was);
 			bson_append_document_end(&upd, &set);
-			(void) mongoc_collection_update_one(coll, &sel, &upd, NULL, NULL, &e);
-			mongoc_collection_destroy(coll);
+			(void) target_write(m->db, m->coll, &w, 1, 1, &r);
 			bson_destroy(&sel);
 			bson_destroy(&upd);
 			fail("a change written again collided on a unique index of %s.%s with the document of "

@@ -149,6 +149,17 @@ tables_append(bson_t *doc)
 	bson_append_array_end(doc, &arr);
 }
 
+void
+tables_free(void)
+{
+	for (int i = 0; i < applier.ntables; i++)
+		free(applier.tables[i].shape);
+	free(applier.tables);
+	applier.tables = NULL;
+	applier.ntables = applier.maxtables = 0;
+	skip_below = 0;
+}
+
 int
 tables_read(const bson_t *progress)
 {
@@ -219,29 +230,20 @@ schema_skips(const ApplyEvent *ev)
 int
 drop_collection(const char *db, const char *coll)
 {
-	double		backoff = 0;
+	bson_t		cmd = BSON_INITIALIZER;
+	TargetResult r;
+	int			rc;
 
-	for (;;)
-	{
-		mongoc_collection_t *c = mongoc_client_get_collection(applier.client, db, coll);
-		bson_error_t e;
-		bool		ok = mongoc_collection_drop_with_opts(c, NULL, &e);
-
-		mongoc_collection_destroy(c);
-		/* 26 NamespaceNotFound; the driver's older servers say "ns not found" */
-		if (ok || e.code == 26 || strstr(e.message, "ns not found") != NULL)
-		{
-			retry_over(&backoff);
-			return 0;
-		}
-		if (!transient(&e, NULL))
-		{
-			fail("MongoDB: could not drop collection %s.%s: %s", db, coll, e.message);
-			return -1;
-		}
-		if (retry_wait(&backoff, &e) != 0)
-			return -1;
-	}
+	BSON_APPEND_UTF8(&cmd, "drop", coll);
+	rc = target_command(db, &cmd, NULL, &r);
+	bson_destroy(&cmd);
+	if (rc != 0)
+		return -1;
+	/* 26 NamespaceNotFound; older servers say "ns not found" */
+	if (r.status == TARGET_DONE || r.code == 26 || strstr(r.message, "ns not found") != NULL)
+		return 0;
+	fail("MongoDB: could not drop collection %s.%s: %s", db, coll, r.message);
+	return -1;
 }
 
 /* Does a table other than relid hold collection db.coll now? */

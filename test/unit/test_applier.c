@@ -1,0 +1,899 @@
+/*
+ * test_applier.c
+ *		Unit tests of pg_bsonstream --to's applier (client/mongo) against the
+ *		in-memory target (target_memory.c): batching, key changes,
+ *		refusals, retries, and a replay after a cut at every write.
+ *
+ * Each case writes change segments as the stream does (DIR/changes/
+ * <first>-<last>.bson, whole transactions), runs the applier on them as
+ * the program does (apply_open_target, apply_start, apply_stop), and
+ * compares the collections with what the events say they hold.  A "cut"
+ * is the server dying at one write statement (that statement applied, or
+ * not), after which nothing reaches it: what a kill -9 of either side
+ * leaves.  The applier is then stopped and run again on a connection that
+ * works, and must end with the same collections as a run without a cut,
+ * for every statement of the run.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mongo_apply.h"
+#include "applier.h"
+#include "target_memory.h"
+
+static int	passed;
+static int	failed;
+
+static void
+check(int ok, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (ok)
+	{
+		passed++;
+		return;
+	}
+	failed++;
+	printf("FAIL ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* ---------------------------------------------------------------------
+ * Events and segments
+ * --------------------------------------------------------------------- */
+
+#define DB "db"
+#define MAX_EVENTS 4096
+
+typedef struct Workload
+{
+	bson_t	   *events[MAX_EVENTS];
+	int			nevents;
+	int			txn_start[MAX_EVENTS];	/* the first event of each transaction */
+	int			ntxn;
+	uint64_t	lsn;
+	uint64_t	pos;
+} Workload;
+
+static void
+begin(Workload *w)
+{
+	w->lsn += 0x100;
+	w->pos = 0;
+	w->txn_start[w->ntxn++] = w->nevents;
+}
+
+/* An event's head: its token first, as the plugin writes it */
+static bson_t *
+event_head(Workload *w, const char *op, const char *coll)
+{
+	bson_t	   *e = bson_new();
+	bson_t		id;
+	bson_t		ns;
+	char		token[RESUME_TOKEN_LEN + 1];
+
+	resume_token_format(token, w->lsn, ++w->pos);
+	token[RESUME_TOKEN_LEN] = '\0';
+	BSON_APPEND_DOCUMENT_BEGIN(e, "_id", &id);
+	BSON_APPEND_UTF8(&id, "_data", token);
+	bson_append_document_end(e, &id);
+	BSON_APPEND_UTF8(e, "operationType", op);
+	BSON_APPEND_DATE_TIME(e, "wallTime", 1700000000000LL + (int64_t) w->lsn);
+	BSON_APPEND_DOCUMENT_BEGIN(e, "ns", &ns);
+	BSON_APPEND_UTF8(&ns, "db", DB);
+	BSON_APPEND_UTF8(&ns, "coll", coll);
+	bson_append_document_end(e, &ns);
+	return e;
+}
+
+static void
+add(Workload *w, bson_t *e)
+{
+	if (w->nevents < MAX_EVENTS)
+		w->events[w->nevents++] = e;
+}
+
+static void
+key(bson_t *e, int id)
+{
+	bson_t		k;
+
+	BSON_APPEND_DOCUMENT_BEGIN(e, "documentKey", &k);
+	BSON_APPEND_INT32(&k, "_id", id);
+	bson_append_document_end(e, &k);
+}
+
+/* an insert (or an update with fullDocument): the row {_id, fields...} */
+static void
+row(Workload *w, const char *op, const char *coll, int id, const bson_t *fields,
+	const char *unchanged)
+{
+	bson_t	   *e = event_head(w, op, coll);
+	bson_t		full;
+	bson_iter_t it;
+
+	key(e, id);
+	BSON_APPEND_DOCUMENT_BEGIN(e, "fullDocument", &full);
+	BSON_APPEND_INT32(&full, "_id", id);
+	if (bson_iter_init(&it, fields))
+		while (bson_iter_next(&it))
+			bson_append_iter(&full, NULL, 0, &it);
+	bson_append_document_end(e, &full);
+	if (unchanged)
+	{
+		bson_t		arr;
+
+		BSON_APPEND_ARRAY_BEGIN(e, "unchangedFields", &arr);
+		BSON_APPEND_UTF8(&arr, "0", unchanged);
+		bson_append_array_end(e, &arr);
+	}
+	add(w, e);
+}
+
+static void
+ins(Workload *w, const char *coll, int id, const char *f, const char *v)
+{
+	bson_t	   *fields = BCON_NEW(f, BCON_UTF8(v));
+
+	row(w, "insert", coll, id, fields, NULL);
+	bson_destroy(fields);
+}
+
+/* an update without fullDocument: $set of one field */
+static void
+upd(Workload *w, const char *coll, int id, const char *f, const char *v)
+{
+	bson_t	   *e = event_head(w, "update", coll);
+	bson_t		d;
+	bson_t		u;
+
+	key(e, id);
+	BSON_APPEND_DOCUMENT_BEGIN(e, "updateDescription", &d);
+	BSON_APPEND_DOCUMENT_BEGIN(&d, "updatedFields", &u);
+	BSON_APPEND_UTF8(&u, f, v);
+	bson_append_document_end(&d, &u);
+	bson_append_document_end(e, &d);
+	add(w, e);
+}
+
+static void
+del(Workload *w, const char *coll, int id)
+{
+	bson_t	   *e = event_head(w, "delete", coll);
+
+	key(e, id);
+	add(w, e);
+}
+
+static void
+truncate_all(Workload *w, const char *coll)
+{
+	add(w, event_head(w, "truncate", coll));
+}
+
+/* a key change of id to newid, its field big TOASTed (not in the event) */
+static void
+key_change(Workload *w, const char *coll, int id, int newid, const char *a)
+{
+	bson_t	   *fields = BCON_NEW("a", BCON_UTF8(a));
+
+	del(w, coll, id);
+	/* the delete and the insert of a key change share the position's LSN */
+	row(w, "insert", coll, newid, fields, "big");
+	bson_destroy(fields);
+}
+
+static void
+workload_free(Workload *w)
+{
+	for (int i = 0; i < w->nevents; i++)
+		bson_destroy(w->events[i]);
+	w->nevents = 0;
+	w->ntxn = 0;
+}
+
+static const char *
+token_of(const bson_t *e)
+{
+	return resume_token_of_event((const char *) bson_get_data(e), e->len);
+}
+
+/* The segments: per_segment transactions each */
+static void write_initial(const char *dir, int n);
+
+static void
+write_segments(const Workload *w, const char *dir, int per_segment)
+{
+	char		path[4200];
+
+	snprintf(path, sizeof(path), "%s/changes", dir);
+	mkdir(dir, 0700);
+	mkdir(path, 0700);
+	for (int t = 0; t < w->ntxn; t += per_segment)
+	{
+		int			from = w->txn_start[t];
+		int			to = t + per_segment < w->ntxn ? w->txn_start[t + per_segment] : w->nevents;
+		FILE	   *f;
+
+		if (to <= from)
+			continue;
+		snprintf(path, sizeof(path), "%s/changes/%.32s-%.32s.bson", dir, token_of(w->events[from]),
+				 token_of(w->events[to - 1]));
+		f = fopen(path, "wb");
+		for (int i = from; i < to; i++)
+			fwrite(bson_get_data(w->events[i]), 1, w->events[i]->len, f);
+		fclose(f);
+	}
+}
+
+static void
+remove_dir(const char *dir)
+{
+	char		cmd[4300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* A first copy of n documents in DIR/initial: collection c, a unique index on u */
+static void
+write_initial(const char *dir, int n)
+{
+	char		path[4200];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/initial", dir);
+	mkdir(dir, 0700);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/initial/" DB, dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/initial/" DB "/c.bson", dir);
+	f = fopen(path, "wb");
+	for (int i = 0; i < n; i++)
+	{
+		char		u[16];
+		bson_t	   *d;
+
+		snprintf(u, sizeof(u), "u%d", i);
+		d = BCON_NEW("_id", BCON_INT32(i), "u", BCON_UTF8(u));
+		fwrite(bson_get_data(d), 1, d->len, f);
+		bson_destroy(d);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/initial/" DB "/c.metadata.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"collectionName\": \"c\", \"indexes\": [{\"v\": 2, \"key\": {\"_id\": 1}, "
+		  "\"name\": \"_id_\"}, {\"v\": 2, \"key\": {\"u\": 1}, \"name\": \"u_1\", "
+		  "\"unique\": true}]}", f);
+	fclose(f);
+}
+
+/* ---------------------------------------------------------------------
+ * Runs
+ * --------------------------------------------------------------------- */
+
+typedef struct Setup
+{
+	const char *colls[4];		/* the data collections, compared */
+	const char *unique[4];		/* "coll.field": a unique index made before */
+	int			batch_events;
+	int			per_segment;
+	int			ferretdb;
+	const char *dead_letter;	/* a file name under DIR, or NULL */
+	int			initial;		/* documents of a first copy, in collection "c" */
+} Setup;
+
+static char basedir[256];
+
+static void
+options(ApplyOptions *o, const Setup *s, const char *dir, char *dl, size_t dlsize)
+{
+	memset(o, 0, sizeof(*o));
+	o->uri = "memory";
+	o->dir = dir;
+	o->slot = "slot";
+	o->system_id = "7000000000000000001";
+	o->default_db = DB;
+	o->progress_coll = "pg_bsonstream";
+	o->batch_events = s->batch_events ? s->batch_events : 1000;
+	o->sync = 0;
+	if (s->dead_letter)
+	{
+		snprintf(dl, dlsize, "%s/%s", basedir, s->dead_letter);
+		o->dead_letter = dl;
+	}
+}
+
+static MemStore *
+store_for(const Setup *s)
+{
+	MemStore   *st = mem_store_new();
+
+	st->ferretdb = s->ferretdb;
+	for (int i = 0; i < 4 && s->unique[i]; i++)
+	{
+		char		c[64];
+		const char *dot = strchr(s->unique[i], '.');
+
+		snprintf(c, sizeof(c), "%.*s", (int) (dot - s->unique[i]), s->unique[i]);
+		mem_unique(st, DB, c, dot + 1);
+	}
+	return st;
+}
+
+/*
+ * One run of the applier over what DIR/changes holds: until drained, or
+ * (until_dead) until the server dies.  0, or -1 with err set.
+ */
+static int
+run_applier(const Setup *s, MemStore *st, const char *dir, int until_dead, char *err, size_t errsize)
+{
+	ApplyOptions o;
+	char		dl[512];
+	int			rc;
+
+	options(&o, s, dir, dl, sizeof(dl));
+	err[0] = '\0';
+	rc = apply_open_target(&o, mem_target(st), NULL, err, errsize);
+	if (rc == 0)
+		rc = apply_start(err, errsize);
+	if (rc == 0 && until_dead)
+	{
+		/* the cut is reached as in a run without it, or the run ends first */
+		for (int waited = 0; !st->dead && waited < 3000; waited++)
+		{
+			ApplyStats as;
+
+			apply_stats(&as);
+			if (apply_failed(NULL, 0) || (as.caught_up && as.buffer_bytes == 0 && waited > 50))
+				break;
+			usleep(1000);
+		}
+		rc = apply_stop(0, err, errsize);
+	}
+	else if (rc == 0)
+		rc = apply_stop(1, err, errsize);
+	apply_close();
+	return rc;
+}
+
+/* The data collections, for comparison */
+static char *
+dump_all(MemStore *st, const Setup *s)
+{
+	size_t		total = 1;
+	char	   *out = calloc(1, 1);
+
+	for (int i = 0; i < 4 && s->colls[i]; i++)
+	{
+		char	   *d = mem_dump(st, DB, s->colls[i]);
+
+		total += strlen(s->colls[i]) + strlen(d) + 4;
+		out = realloc(out, total);
+		strcat(out, s->colls[i]);
+		strcat(out, ": ");
+		strcat(out, d);
+		strcat(out, "\n");
+		free(d);
+	}
+	return out;
+}
+
+/* A run without faults: its collections, and the write statements it took */
+static char *
+clean_run(const Setup *s, const Workload *w, long *statements, char *err, size_t errsize)
+{
+	char		dir[300];
+	MemStore   *st = store_for(s);
+	char	   *out;
+
+	snprintf(dir, sizeof(dir), "%s/clean", basedir);
+	write_segments(w, dir, s->per_segment ? s->per_segment : 2);
+	if (s->initial)
+		write_initial(dir, s->initial);
+	if (run_applier(s, st, dir, 0, err, errsize) != 0)
+		fprintf(stderr, "clean run: %s\n", err);
+	out = dump_all(st, s);
+	*statements = st->statements;
+	mem_store_free(st);
+	remove_dir(dir);
+	return out;
+}
+
+/*
+ * The server dies at every write statement of the run in turn, having
+ * applied it or not; a second run must end with the clean run's
+ * collections, without error.
+ */
+static void
+cut_at_every_write(const char *name, const Setup *s, const Workload *w)
+{
+	char		err[4096];
+	long		n;
+	char	   *expect = clean_run(s, w, &n, err, sizeof(err));
+	int			bad = 0;
+	int			reached = 0;
+
+	check(n > 0, "%s: the clean run wrote (%ld statements)", name, n);
+	for (long k = 1; k <= n; k++)
+		for (int applied = 0; applied <= 1; applied++)
+		{
+			char		dir[300];
+			MemStore   *st = store_for(s);
+			char	   *got;
+			int			rc;
+
+			snprintf(dir, sizeof(dir), "%s/cut", basedir);
+			write_segments(w, dir, s->per_segment ? s->per_segment : 2);
+			if (s->initial)
+				write_initial(dir, s->initial);
+			st->cut_at = k;
+			st->cut_applied = applied;
+			(void) run_applier(s, st, dir, 1, err, sizeof(err));
+			reached += st->dead;
+			st->cut_at = 0;
+			rc = run_applier(s, st, dir, 0, err, sizeof(err));
+			got = dump_all(st, s);
+			if (rc != 0 || strcmp(got, expect) != 0)
+			{
+				if (bad++ < 3)
+					check(0, "%s: cut at statement %ld of %ld (%s): rc %d %s\nexpected:\n%sgot:\n%s",
+						  name, k, n, applied ? "applied" : "not applied", rc, err, expect, got);
+			}
+			else
+				passed++;
+			free(got);
+			mem_store_free(st);
+			remove_dir(dir);
+		}
+	if (bad > 3)
+		check(0, "%s: %d more cuts failed", name, bad - 3);
+	/* a run's statements may differ by a store of the position (once a second): nearly all */
+	check(reached >= 2 * n - 2, "%s: the server died at %d of %ld cuts", name, reached, 2 * n);
+	printf("%s: a cut at each of %ld write statements, applied or not: %d of %ld runs "
+		   "converged\n", name, n, 2 * (int) n - bad, 2 * n);
+	free(expect);
+}
+
+/* The records of a dead-letter file under basedir, removed */
+static int
+dead_letters(const char *name)
+{
+	char		path[600];
+	FILE	   *f;
+	int			records = 0;
+	uint8_t		len[4];
+
+	snprintf(path, sizeof(path), "%s/%s", basedir, name);
+	f = fopen(path, "rb");
+	while (f && fread(len, 1, 4, f) == 4)
+	{
+		uint32_t	l = len[0] | len[1] << 8 | len[2] << 16 | (uint32_t) len[3] << 24;
+
+		records++;
+		if (l < 5 || fseek(f, (long) l - 4, SEEK_CUR) != 0)
+			break;
+	}
+	if (f)
+		fclose(f);
+	unlink(path);
+	return records;
+}
+
+/* ---------------------------------------------------------------------
+ * Cases
+ * --------------------------------------------------------------------- */
+
+/* Events batched into few calls; under FerretDB none larger than 99 */
+static void
+test_batching(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"t"}, .batch_events = 1000, .per_segment = 100};
+	char		err[4096];
+	char		dir[300];
+	MemStore   *st;
+	char	   *got;
+
+	begin(w);
+	for (int i = 0; i < 300; i++)
+		ins(w, "t", i, "a", "x");
+	for (int i = 0; i < 300; i += 3)
+		upd(w, "t", i, "a", "y");
+	snprintf(dir, sizeof(dir), "%s/batch", basedir);
+	write_segments(w, dir, 100);
+	st = store_for(&s);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "batching: run: %s", err);
+	check(mem_coll(st, DB, "t")->n == 300, "batching: 300 documents, got %d", mem_coll(st, DB, "t")->n);
+	got = mem_dump(st, DB, "t");
+	check(strstr(got, "{ \"_id\" : 3, \"a\" : \"y\" }") != NULL && strstr(got, "{ \"_id\" : 4, \"a\" : \"x\" }") != NULL,
+		  "batching: updates applied");
+	free(got);
+	/* 400 events: the data in one call, the position and the intent around it */
+	check(st->calls <= 10, "batching: 400 events in %ld calls", st->calls);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	/* FerretDB: at most 99 statements a call, the batch as large */
+	s.ferretdb = 1;
+	write_segments(w, dir, 100);
+	st = store_for(&s);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "batching (FerretDB): run: %s", err);
+	check(mem_coll(st, DB, "t")->n == 300, "batching (FerretDB): 300 documents");
+	check(st->calls >= 5 && st->calls <= 14, "batching (FerretDB): 400 events in %ld calls of at most 99",
+		  st->calls);
+	mem_store_free(st);
+	remove_dir(dir);
+	workload_free(w);
+	free(w);
+}
+
+/* A key change keeps the TOASTed field of the old document */
+static void
+test_key_change(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"k"}, .per_segment = 1};
+	char		err[4096];
+	long		n;
+	char	   *got;
+	bson_t	   *f = BCON_NEW("a", BCON_UTF8("x"), "big", BCON_UTF8("TOASTED"));
+
+	begin(w);
+	row(w, "insert", "k", 1, f, NULL);
+	ins(w, "k", 5, "a", "other");
+	begin(w);
+	key_change(w, "k", 1, 2, "y");
+	begin(w);
+	upd(w, "k", 2, "a", "z");
+	got = clean_run(&s, w, &n, err, sizeof(err));
+	check(strcmp(got, "k: [{ \"_id\" : 2, \"a\" : \"z\", \"big\" : \"TOASTED\" }, { \"_id\" : 5, \"a\" : \"other\" }]\n") == 0,
+		  "key change: the TOASTed field taken from the old document: %s", got);
+	free(got);
+	cut_at_every_write("key change", &s, w);
+	bson_destroy(f);
+	workload_free(w);
+	free(w);
+}
+
+/*
+ * Values passed between rows under a unique index in one transaction, a
+ * key change and a truncate: a replay after a cut anywhere converges.
+ */
+static void
+test_unique_replay(int ferretdb)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"uq", "k"}, .unique = {"uq.u"}, .batch_events = 4, .per_segment = 1,
+	.ferretdb = ferretdb};
+
+	begin(w);
+	for (int g = 0; g < 3; g++)
+	{
+		char		v[16];
+
+		snprintf(v, sizeof(v), "x%d", g);
+		ins(w, "uq", 100 + g, "u", v);
+	}
+	{
+		bson_t	   *f = BCON_NEW("a", BCON_UTF8("x"), "big", BCON_UTF8("T"));
+
+		row(w, "insert", "k", 1, f, NULL);
+		bson_destroy(f);
+	}
+	begin(w);
+	for (int g = 0; g < 3; g++)
+	{
+		char		v[16];
+		char		vw[16];
+
+		snprintf(v, sizeof(v), "v%d", g);
+		snprintf(vw, sizeof(vw), "w%d", g);
+		ins(w, "uq", g, "u", v);
+		upd(w, "uq", g, "u", vw);
+		upd(w, "uq", 100 + g, "u", v);
+	}
+	begin(w);
+	key_change(w, "k", 1, 2, "y");
+	begin(w);
+	del(w, "uq", 0);
+	truncate_all(w, "k");
+	ins(w, "k", 9, "a", "after");
+	cut_at_every_write(ferretdb ? "unique index replay (FerretDB)" : "unique index replay", &s, w);
+	workload_free(w);
+	free(w);
+}
+
+/* A write refused: the run stops naming it, or with --dead-letter goes on */
+static void
+test_refusal(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"r"}, .per_segment = 1};
+	char		err[4096];
+	char		dir[300];
+	MemStore   *st;
+
+	begin(w);
+	ins(w, "r", 1, "a", "ok");
+	ins(w, "r", 2, "a", "POISON");
+	ins(w, "r", 3, "a", "ok");
+	begin(w);
+	upd(w, "r", 77, "a", "no such document");
+	ins(w, "r", 4, "a", "ok");
+	snprintf(dir, sizeof(dir), "%s/refusal", basedir);
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 &&
+		  strstr(err, "_id 2 in db.r") != NULL && strstr(err, "a value it refuses") != NULL,
+		  "refusal: the run stops naming the write: %s", err);
+	check(mem_coll(st, DB, "r")->n == 1, "refusal: nothing past it applied (%d documents)",
+		  mem_coll(st, DB, "r")->n);
+	/* the next run stops there again */
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 2 in db.r") != NULL,
+		  "refusal: the next run stops there again");
+	mem_store_free(st);
+	remove_dir(dir);
+
+	s.dead_letter = "dead.bson";
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "refusal (dead letter): run: %s", err);
+	{
+		char	   *got = mem_dump(st, DB, "r");
+
+		check(strcmp(got, "[{ \"_id\" : 1, \"a\" : \"ok\" }, { \"_id\" : 3, \"a\" : \"ok\" }, "
+					 "{ \"_id\" : 4, \"a\" : \"ok\" }]") == 0,
+			  "refusal (dead letter): the rest applied: %s", got);
+		free(got);
+	}
+	/* the refused value, and the update of a document not in the target */
+	{
+		int			records = dead_letters("dead.bson");
+
+		check(records == 2, "refusal (dead letter): 2 records, got %d", records);
+	}
+	mem_store_free(st);
+	remove_dir(dir);
+	workload_free(w);
+	free(w);
+}
+
+/*
+ * Refused in a call whose error index cannot be trusted (FerretDB): found
+ * by writing them again one at a time, which replays writes applied
+ * already under a unique index: those collisions are the replay's own.
+ */
+static void
+test_refusal_unknown_index(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"uq"}, .unique = {"uq.u"}, .per_segment = 1, .ferretdb = 1,
+	.dead_letter = "dead2.bson"};
+	char		err[4096];
+	char		dir[300];
+	MemStore   *st;
+	char	   *got;
+
+	begin(w);
+	ins(w, "uq", 1, "u", "v");
+	upd(w, "uq", 1, "u", "w");
+	ins(w, "uq", 2, "u", "v");
+	ins(w, "uq", 3, "u", "POISON");
+	ins(w, "uq", 4, "u", "z");
+	snprintf(dir, sizeof(dir), "%s/unknown", basedir);
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0,
+		  "refusal at an unknown index: the run goes on: %s", err);
+	got = mem_dump(st, DB, "uq");
+	check(strcmp(got, "[{ \"_id\" : 1, \"u\" : \"w\" }, { \"_id\" : 2, \"u\" : \"v\" }, "
+				 "{ \"_id\" : 4, \"u\" : \"z\" }]") == 0,
+		  "refusal at an unknown index: the others applied, the culprit alone refused: %s", got);
+	{
+		int			records = dead_letters("dead2.bson");
+
+		check(records == 1, "refusal at an unknown index: the culprit alone dead-lettered, %d records",
+			  records);
+	}
+	free(got);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	/* without --dead-letter: the run stops naming the culprit, not a write applied before it */
+	write_segments(w, dir, 1);
+	s.dead_letter = NULL;
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 3 in db.uq") != NULL,
+		  "refusal at an unknown index: the culprit named: %s", err);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	/* the same value at which FerretDB closes the connection: named, not retried forever */
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->closes_at_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 3 in db.uq") != NULL &&
+		  strstr(err, "closed the connection") != NULL,
+		  "a connection closed at a value: that write named: %s", err);
+	mem_store_free(st);
+	remove_dir(dir);
+	workload_free(w);
+	free(w);
+}
+
+/* Transient codes are retried; a write concern that can never be met stops the run */
+static void
+test_retries(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"t"}, .per_segment = 1};
+	char		err[4096];
+	char		dir[300];
+	MemStore   *st;
+
+	begin(w);
+	ins(w, "t", 1, "a", "x");
+	ins(w, "t", 2, "a", "y");
+	begin(w);
+	upd(w, "t", 1, "a", "z");
+	snprintf(dir, sizeof(dir), "%s/retries", basedir);
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->transient_calls = 2;
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "transient code: retried: %s", err);
+	check(mem_coll(st, DB, "t")->n == 2 && st->transient_calls == 0, "transient code: applied");
+	mem_store_free(st);
+	remove_dir(dir);
+
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->write_concern_fatal = 1;
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "write concern") != NULL,
+		  "write concern never met: the run stops with it: %s", err);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	/* a connection lost at every statement in turn, applied or not: the same documents */
+	{
+		long		n;
+		char	   *expect = clean_run(&s, w, &n, err, sizeof(err));
+		int			bad = 0;
+
+		for (long k = 1; k <= n; k++)
+			for (int applied = 0; applied <= 1; applied++)
+			{
+				char	   *got;
+
+				write_segments(w, dir, 1);
+				st = store_for(&s);
+				st->lose_at = k;
+				st->cut_applied = applied;
+				if (run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 ||
+					strcmp((got = dump_all(st, &s)), expect) != 0)
+					bad++;
+				else
+					free(got);
+				mem_store_free(st);
+				remove_dir(dir);
+			}
+		check(bad == 0, "a connection lost at each of %ld statements: %d runs differ", n, bad);
+		free(expect);
+	}
+	workload_free(w);
+	free(w);
+}
+
+/* The first copy, then changes that move a unique value: a cut anywhere, loaded again, converges */
+static void
+test_first_copy(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"c"}, .per_segment = 1, .initial = 40};
+	char		err[4096];
+	long		n;
+	char	   *got;
+
+	begin(w);
+	upd(w, "c", 1, "u", "moved");
+	upd(w, "c", 2, "u", "u1");
+	ins(w, "c", 100, "u", "new");
+	got = clean_run(&s, w, &n, err, sizeof(err));
+	check(strstr(got, "{ \"_id\" : 2, \"u\" : \"u1\" }") != NULL && strstr(got, "{ \"_id\" : 39, \"u\" : \"u39\" }") != NULL &&
+		  strstr(got, "{ \"_id\" : 100, \"u\" : \"new\" }") != NULL, "first copy: loaded, then the changes: %s", got);
+	free(got);
+	cut_at_every_write("first copy", &s, w);
+	workload_free(w);
+	free(w);
+}
+
+/*
+ * A key change refused: the dead-letter file holds the document that was
+ * refused, with the TOASTed field taken from the old document; a key change
+ * whose old document is missing is refused, not written short
+ */
+static void
+test_key_change_refused(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"k"}, .per_segment = 1, .dead_letter = "dead3.bson"};
+	char		err[4096];
+	char		dir[300];
+	char		path[600];
+	MemStore   *st;
+	bson_t	   *f = BCON_NEW("a", BCON_UTF8("x"), "big", BCON_UTF8("TOASTED"));
+	FILE	   *fp;
+	uint8_t		buf[4096];
+	size_t		len;
+
+	begin(w);
+	row(w, "insert", "k", 1, f, NULL);
+	begin(w);
+	key_change(w, "k", 1, 2, "POISON");
+	begin(w);
+	key_change(w, "k", 50, 51, "no old document");
+	snprintf(dir, sizeof(dir), "%s/kcref", basedir);
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "key change refused: run: %s", err);
+	snprintf(path, sizeof(path), "%s/dead3.bson", basedir);
+	fp = fopen(path, "rb");
+	len = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+	if (fp)
+		fclose(fp);
+	check(len > 0 && memmem(buf, len, "TOASTED", 7) != NULL && memmem(buf, len, "POISON", 6) != NULL,
+		  "key change refused: the dead letter holds the merged document (its TOASTed field)");
+	check(memmem(buf, len, "no old document", 15) != NULL,
+		  "key change without its old document: refused, in the dead-letter file");
+	check(dead_letters("dead3.bson") == 2, "key change refused: 2 records");
+	check(mem_coll(st, DB, "k")->n == 0, "key change refused: neither new document written short (%d documents)",
+		  mem_coll(st, DB, "k")->n);
+	mem_store_free(st);
+	remove_dir(dir);
+	bson_destroy(f);
+	workload_free(w);
+	free(w);
+}
+
+int
+main(void)
+{
+	snprintf(basedir, sizeof(basedir), "/tmp/test_applier.%d", (int) getpid());
+	if (mkdir(basedir, 0700) != 0)
+	{
+		perror(basedir);
+		return 1;
+	}
+	/* the applier's messages are the program's stderr: kept out of the result */
+	if (getenv("TEST_APPLIER_VERBOSE") == NULL && freopen("/dev/null", "w", stderr) == NULL)
+		return 1;
+	test_batching();
+	test_key_change();
+	test_refusal();
+	test_refusal_unknown_index();
+	test_retries();
+	test_first_copy();
+	test_key_change_refused();
+	test_unique_replay(0);
+	test_unique_replay(1);
+	remove_dir(basedir);
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
