@@ -301,23 +301,14 @@ mongoc_write(Target *t, const char *db, const char *collname, const TargetWrite 
 	free(left_out);
 }
 
+/* A cursor's documents to each(), its outcome into r; the cursor destroyed */
 static void
-mongoc_find(Target *t, const char *db, const char *collname, const bson_t *filter, int64_t limit,
-			const bson_t *projection, TargetEach each, void *arg, TargetResult *r)
+cursor_each(Target *t, mongoc_cursor_t *cur, TargetEach each, void *arg, TargetResult *r)
 {
-	MongocTarget *m = (MongocTarget *) t;
-	mongoc_collection_t *coll = mongoc_client_get_collection(m->client, db, collname);
-	bson_t		opts = BSON_INITIALIZER;
-	mongoc_cursor_t *cur;
 	const bson_t *doc;
 	const bson_t *reply = NULL;
 	bson_error_t e;
 
-	if (limit > 0)
-		BSON_APPEND_INT64(&opts, "limit", limit);
-	if (projection)
-		BSON_APPEND_DOCUMENT(&opts, "projection", projection);
-	cur = mongoc_collection_find_with_opts(coll, filter, &opts, m->primary);
 	while (mongoc_cursor_next(cur, &doc))
 		if (each(doc, arg) != 0)
 			break;
@@ -326,6 +317,23 @@ mongoc_find(Target *t, const char *db, const char *collname, const bson_t *filte
 	else
 		target_result_init(r);
 	mongoc_cursor_destroy(cur);
+}
+
+static void
+mongoc_find(Target *t, const char *db, const char *collname, const bson_t *filter, int64_t limit,
+			const bson_t *projection, TargetEach each, void *arg, TargetResult *r)
+{
+	MongocTarget *m = (MongocTarget *) t;
+	mongoc_collection_t *coll = mongoc_client_get_collection(m->client, db, collname);
+	bson_t		opts = BSON_INITIALIZER;
+	mongoc_cursor_t *cur;
+
+	if (limit > 0)
+		BSON_APPEND_INT64(&opts, "limit", limit);
+	if (projection)
+		BSON_APPEND_DOCUMENT(&opts, "projection", projection);
+	cur = mongoc_collection_find_with_opts(coll, filter, &opts, m->primary);
+	cursor_each(t, cur, each, arg, r);
 	mongoc_collection_destroy(coll);
 	bson_destroy(&opts);
 }
@@ -336,19 +344,8 @@ mongoc_indexes(Target *t, const char *db, const char *collname, TargetEach each,
 {
 	MongocTarget *m = (MongocTarget *) t;
 	mongoc_collection_t *coll = mongoc_client_get_collection(m->client, db, collname);
-	mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts(coll, NULL);
-	const bson_t *doc;
-	const bson_t *reply = NULL;
-	bson_error_t e;
 
-	while (mongoc_cursor_next(cur, &doc))
-		if (each(doc, arg) != 0)
-			break;
-	if (mongoc_cursor_error_document(cur, &e, &reply))
-		target_classify(t, false, &e, reply, 0, 0, NULL, r);
-	else
-		target_result_init(r);
-	mongoc_cursor_destroy(cur);
+	cursor_each(t, mongoc_collection_find_indexes_with_opts(coll, NULL), each, arg, r);
 	mongoc_collection_destroy(coll);
 }
 
