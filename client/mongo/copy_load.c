@@ -74,6 +74,16 @@ copy_refused(const char *db, const char *collname, const bson_t *doc, int code, 
 				  message);
 }
 
+/* Does every refusal of r name one of the n writes? */
+static int
+indexes_known(const TargetResult *r, int n)
+{
+	for (int i = 0; i < r->nrefused; i++)
+		if (r->refused[i].index < 0 || r->refused[i].index >= n)
+			return 0;
+	return 1;
+}
+
 /* Insert the documents of a copy's batch, unordered; resuming: those there already are no error */
 static int
 insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, int resuming)
@@ -104,14 +114,14 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 			retry_over(&backoff);
 			break;
 		}
-		if (r.status == TARGET_REFUSED && !r.truncated && r.refused[0].index >= 0)
+		if (r.status == TARGET_REFUSED && !r.truncated && indexes_known(&r, n))
 		{
 			/* every other document is written */
 			retry_over(&backoff);
 			for (int i = 0; i < r.nrefused && rc == 0; i++)
 				if (!(r.refused[i].code == 11000 && resuming))
 					rc = copy_refused(db, collname, docs[r.refused[i].index], r.refused[i].code,
-									  r.refused[i].message);
+									  target_refusal_message(&r, i));
 			break;
 		}
 		if (r.status == TARGET_REFUSED)
@@ -121,7 +131,7 @@ insert_copy_batch(const char *db, const char *collname, bson_t **docs, int n, in
 			if (n == 1)
 			{
 				if (!(r.refused[0].code == 11000 && resuming))
-					rc = copy_refused(db, collname, docs[0], r.refused[0].code, r.refused[0].message);
+					rc = copy_refused(db, collname, docs[0], r.refused[0].code, target_refusal_message(&r, 0));
 				break;
 			}
 			for (int i = 0; i < n && rc == 0; i++)
@@ -252,7 +262,7 @@ load_index(const char *db, const char *coll, bson_iter_t *def)
 			rc = 0;
 		else
 		{
-			const char *msg = r.status == TARGET_REFUSED ? r.refused[0].message : r.message;
+			const char *msg = r.status == TARGET_REFUSED ? target_refusal_message(&r, 0) : r.message;
 			int			code = r.status == TARGET_REFUSED ? r.refused[0].code : r.code;
 			char		full[1200];
 

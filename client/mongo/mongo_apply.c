@@ -475,7 +475,7 @@ apply_collection(int *idx, int n)
 				{
 					/* one of them, not known which */
 					if ((from = isolate_failure(idx, from, upto, nwrites, r.refused[0].code,
-												r.refused[0].message)) < 0)
+												target_refusal_message(&r, 0))) < 0)
 						rc = -1;
 					break;
 				}
@@ -501,7 +501,7 @@ apply_collection(int *idx, int n)
 							break;
 						}
 					}
-					if (refused(op, r.refused[0].code, r.refused[0].message) != 0)
+					if (refused(op, r.refused[0].code, target_refusal_message(&r, 0)) != 0)
 						rc = -1;
 					from = i + 1;
 				}
@@ -914,7 +914,7 @@ add_op(Op *op)
  * change goes by the refusal policy, problem set), -1 on failure
  */
 static int
-store_stash(const char *id, const bson_t *newdoc, char *problem, size_t problemsize)
+store_stash(const char *id, const bson_t *newdoc, int *code, char *problem, size_t problemsize)
 {
 	bson_t		sel = BSON_INITIALIZER;
 	bson_t		doc = BSON_INITIALIZER;
@@ -932,7 +932,8 @@ store_stash(const char *id, const bson_t *newdoc, char *problem, size_t problems
 		return -1;
 	if (r.status == TARGET_REFUSED)
 	{
-		snprintf(problem, problemsize, "%s", r.refused[0].message);
+		*code = r.refused[0].code;
+		snprintf(problem, problemsize, "%s", target_refusal_message(&r, 0));
 		return 1;
 	}
 	if (r.status != TARGET_DONE)
@@ -957,17 +958,19 @@ apply_key_change(Op *del, Op *ins)
 	bson_t		newdoc;
 	bson_iter_t it;
 	int			rc;
+	int			stash_refused = 0;
+	int			code = 0;
 	const char *db = target_db(ins->ev.db);
 
 	/* the key change's own store of the position covers these */
 	if (flush_batch(0) != 0)
-		return -1;
+		goto failed;
 	snprintf(stash_id, sizeof(stash_id), "%s@%s", applier.o.slot, ins->ev.token);
 	BSON_APPEND_UTF8(&filter, "_id", stash_id);
 	rc = find_one(applier.progress_db, applier.o.progress_coll, &filter, &stash);
 	bson_destroy(&filter);
 	if (rc != 0)
-		return -1;
+		goto failed;
 	if (stash && bson_iter_init_find(&it, stash, "keyChange") && BSON_ITER_HOLDS_DOCUMENT(&it))
 	{
 		uint32_t	n;
@@ -984,7 +987,7 @@ apply_key_change(Op *del, Op *ins)
 		int			missing;
 
 		if (find_one(db, ins->ev.coll, del->ev.selector, &old) != 0)
-			return -1;
+			goto failed;
 		missing = event_key_change_document(ins->ev.doc, ins->ev.unchanged, old, &newdoc);
 		if (old)
 			bson_destroy(old);
@@ -1004,17 +1007,18 @@ apply_key_change(Op *del, Op *ins)
 			bson_free(id);
 			ins->ev.kind = APPLY_REFUSED;
 		}
+		/* the server refuses the stash: it refuses the new document itself */
 		if (ins->ev.kind != APPLY_REFUSED &&
-			(rc = store_stash(stash_id, &newdoc, ins->ev.problem, sizeof(ins->ev.problem))) > 0)
-			ins->ev.kind = APPLY_REFUSED;
-		else if (rc < 0)
+			(stash_refused = store_stash(stash_id, &newdoc, &code, ins->ev.problem,
+										 sizeof(ins->ev.problem))) < 0)
 		{
 			bson_destroy(&newdoc);
-			return -1;
+			goto failed;
 		}
 	}
 	if (stash)
 		bson_destroy(stash);
+	stash = NULL;
 	bson_destroy(ins->ev.doc);
 	ins->ev.doc = bson_copy(&newdoc);
 	{
@@ -1036,6 +1040,18 @@ apply_key_change(Op *del, Op *ins)
 		}
 	}
 	bson_destroy(&newdoc);
+
+	/*
+	 * Its stash refused: the key change by the refusal policy before
+	 * anything is written, since the old document may be deleted only once
+	 * its fields are kept; dead-lettered, the old key is deleted alone.
+	 */
+	if (stash_refused)
+	{
+		if (refused(ins, code, ins->ev.problem) != 0)
+			goto failed;
+		ins->ev.kind = APPLY_NOTHING;
+	}
 	{
 		int			idx[2] = {0, 1};
 		Op		   *saved = applier.ops;
@@ -1061,6 +1077,13 @@ apply_key_change(Op *del, Op *ins)
 	free_op(del);
 	free_op(ins);
 	return rc;
+
+failed:
+	if (stash)
+		bson_destroy(stash);
+	free_op(del);
+	free_op(ins);
+	return -1;
 }
 
 static int

@@ -110,6 +110,7 @@ typedef struct DocList
 	bson_t	  **docs;
 	int			n;
 	int			max;
+	int			oom;			/* a document could not be kept */
 } DocList;
 
 static int
@@ -123,7 +124,10 @@ collect_doc(const bson_t *doc, void *arg)
 		bson_t	  **d = realloc(l->docs, sizeof(bson_t *) * m);
 
 		if (d == NULL)
+		{
+			l->oom = 1;
 			return 1;
+		}
 		l->docs = d;
 		l->max = m;
 	}
@@ -188,6 +192,12 @@ move_aside(const Op *op)
 		return 0;
 	if (target_indexes(db, op->ev.coll, collect_unique, &keys) != 0)
 		return -1;
+	if (keys.oom)
+	{
+		free_docs(&keys);
+		fail("out of memory");
+		return -1;
+	}
 	for (int ki = 0; ki < keys.n && moved >= 0; ki++)
 	{
 		bson_iter_t key;
@@ -220,8 +230,14 @@ move_aside(const Op *op)
 		BSON_APPEND_DOCUMENT_BEGIN(&filter, "_id", &ne);
 		bson_append_iter(&ne, "$ne", 3, &id);
 		bson_append_document_end(&filter, &ne);
+		/* a RETRY passes some again: each moved aside twice at most, the same */
 		if (target_find("read", db, op->ev.coll, &filter, 0, NULL, collect_doc, &others) != 0)
 			moved = -1;
+		else if (others.oom)
+		{
+			fail("out of memory");
+			moved = -1;
+		}
 		bson_destroy(&filter);
 		for (int oi = 0; oi < others.n && moved >= 0; oi++)
 		{

@@ -29,6 +29,7 @@
 #define TARGET_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <bson/bson.h>
 
@@ -44,11 +45,12 @@ typedef struct TargetRefusal
 {
 	int			index;			/* of the call's writes; -1: not known which */
 	int			code;
-	char		message[256];
 } TargetRefusal;
 
 /* an unordered call's refusals, at most: a first copy's batch (COPY_BATCH) */
 #define TARGET_MAX_REFUSED 1024
+/* the refusals whose messages are kept: the first */
+#define TARGET_MESSAGES 4
 
 typedef struct TargetResult
 {
@@ -60,6 +62,7 @@ typedef struct TargetResult
 	int			nrefused;		/* REFUSED */
 	int			truncated;		/* more were refused than refused[] holds */
 	TargetRefusal refused[TARGET_MAX_REFUSED];
+	char		messages[TARGET_MESSAGES][256]; /* of the first refusals */
 } TargetResult;
 
 typedef enum TargetWriteKind
@@ -105,7 +108,8 @@ typedef struct TargetOps
 
 	/*
 	 * A command on db (ping, hello, buildInfo, drop, createIndexes): its
-	 * reply into *reply (initialised always) if reply is not NULL
+	 * reply into *reply if reply is not NULL, which the call initialises
+	 * always, over what it held (the caller destroys it)
 	 */
 	void		(*command) (Target *t, const char *db, const bson_t *cmd, bson_t *reply,
 							TargetResult *r);
@@ -129,6 +133,30 @@ struct Target
 extern Target *target_mongoc_open(const char *uri, const char *password_file, char **uri_db,
 								  char *err, size_t errsize);
 #endif
+
+/* A refusal recorded (status REFUSED) */
+static inline void
+target_refuse(TargetResult *r, int index, int code, const char *message)
+{
+	if (r->nrefused < TARGET_MAX_REFUSED)
+	{
+		if (r->nrefused < TARGET_MESSAGES)
+			snprintf(r->messages[r->nrefused], sizeof(r->messages[0]), "%.255s", message);
+		r->refused[r->nrefused].index = index;
+		r->refused[r->nrefused].code = code;
+		r->nrefused++;
+	}
+	else
+		r->truncated = 1;
+	r->status = TARGET_REFUSED;
+}
+
+/* What the server said of the i-th refusal */
+static inline const char *
+target_refusal_message(const TargetResult *r, int i)
+{
+	return i < TARGET_MESSAGES && i < r->nrefused ? r->messages[i] : "refused";
+}
 
 static inline void
 target_result_init(TargetResult *r)

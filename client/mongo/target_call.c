@@ -105,13 +105,17 @@ call_retrying(const Call *c, TargetResult *r)
 
 	for (;;)
 	{
-		if (c->reply && c->kind == CALL_COMMAND)
-			bson_reinit(c->reply);
 		call_once(c, r);
 		if (r->status != TARGET_RETRY)
 		{
 			retry_over(&backoff);
 			return 0;
+		}
+		/* the failed attempt's reply (the call initialises it again) */
+		if (c->reply)
+		{
+			bson_destroy(c->reply);
+			bson_init(c->reply);
 		}
 		if (retry_wait(&backoff, r) != 0)
 			return -1;
@@ -147,7 +151,7 @@ target_write_must(const char *what, const char *db, const char *coll, const Targ
 	if (r.status == TARGET_DONE)
 		return 0;
 	fail("MongoDB: could not %s in %s.%s: %s", what, db, coll,
-		 r.status == TARGET_REFUSED ? r.refused[0].message : r.message);
+		 r.status == TARGET_REFUSED ? target_refusal_message(&r, 0) : r.message);
 	return -1;
 }
 

@@ -22,6 +22,14 @@
 
 #include "target.h"
 
+/* A write the driver refuses when it is added */
+typedef struct LeftOut
+{
+	int			index;
+	int			code;
+	char		message[256];
+} LeftOut;
+
 typedef struct MongocTarget
 {
 	Target		base;
@@ -62,21 +70,8 @@ transient(const bson_error_t *e, const bson_t *reply)
 	return transient_code((int) e->code);
 }
 
-static void
-refusal(TargetResult *r, int index, int code, const char *message)
-{
-	if (r->nrefused < TARGET_MAX_REFUSED)
-	{
-		TargetRefusal *f = &r->refused[r->nrefused++];
-
-		f->index = index;
-		f->code = code;
-		snprintf(f->message, sizeof(f->message), "%.255s", message);
-	}
-	else
-		r->truncated = 1;
-	r->status = TARGET_REFUSED;
-}
+extern void target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *reply,
+							int nwrites, int ordered, const int *map, TargetResult *r);
 
 /*
  * The outcome of a call (ok, e and reply as the driver gives them; nwrites:
@@ -84,7 +79,7 @@ refusal(TargetResult *r, int index, int code, const char *message)
  * error's index to the call's, or NULL).  The one place that reads the
  * driver's errors.
  */
-static void
+void
 target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *reply, int nwrites,
 				int ordered, const int *map, TargetResult *r)
 {
@@ -97,6 +92,17 @@ target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *r
 		return;
 	snprintf(r->message, sizeof(r->message), "%s", e->message);
 	r->code = (int) e->code;
+
+	/*
+	 * The connection lost: the writes after the message that was answered
+	 * were never sent, whatever the errors of those before it say
+	 */
+	if (nwrites > 0 && (e->domain == MONGOC_ERROR_STREAM || e->domain == MONGOC_ERROR_SERVER_SELECTION))
+	{
+		r->status = TARGET_RETRY;
+		r->lost = e->domain == MONGOC_ERROR_STREAM;
+		return;
+	}
 
 	/* the statements' own errors */
 	if (nwrites > 0 && reply && bson_iter_init_find(&it, reply, "writeErrors") &&
@@ -139,7 +145,7 @@ target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *r
 			if (ordered && nwrites > 1 && t->index_unreliable)
 				index = -1;
 			snprintf(full, sizeof(full), "%s (code %d)", msg, code);
-			refusal(r, index, code, full);
+			target_refuse(r, index, code, full);
 		}
 		if (retry)
 		{
@@ -160,7 +166,7 @@ target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *r
 		char		full[1100];
 
 		snprintf(full, sizeof(full), "duplicate key: %s (code 11000)", e->message);
-		refusal(r, nwrites == 1 ? (map ? map[0] : 0) : -1, 11000, full);
+		target_refuse(r, nwrites == 1 ? (map ? map[0] : 0) : -1, 11000, full);
 		return;
 	}
 	if (transient(e, reply))
@@ -178,7 +184,7 @@ target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *r
 	/* a document the driver will not send (too large for the server) */
 	if (nwrites > 0 && (e->domain == MONGOC_ERROR_BSON || e->domain == MONGOC_ERROR_COMMAND))
 	{
-		refusal(r, nwrites == 1 ? (map ? map[0] : 0) : -1, (int) e->code, e->message);
+		target_refuse(r, nwrites == 1 ? (map ? map[0] : 0) : -1, (int) e->code, e->message);
 		return;
 	}
 	r->status = TARGET_FATAL;
@@ -231,7 +237,7 @@ mongoc_write(Target *t, const char *db, const char *collname, const TargetWrite 
 	mongoc_collection_t *coll = mongoc_client_get_collection(m->client, db, collname);
 	bson_t		opts = BSON_INITIALIZER;
 	mongoc_bulk_operation_t *bulk;
-	TargetRefusal *left_out = NULL;	/* allocated at the first */
+	LeftOut    *left_out = NULL;	/* allocated at the first */
 	int			nleft = 0;
 	int		   *map = malloc(sizeof(int) * (n > 0 ? n : 1));
 	int			nsent = 0;
@@ -257,7 +263,7 @@ mongoc_write(Target *t, const char *db, const char *collname, const TargetWrite 
 			map[nsent++] = i;
 			continue;
 		}
-		if (left_out == NULL && (left_out = malloc(sizeof(TargetRefusal) * TARGET_MAX_REFUSED)) == NULL)
+		if (left_out == NULL && (left_out = malloc(sizeof(LeftOut) * TARGET_MAX_REFUSED)) == NULL)
 		{
 			/* nothing sent: never a write dropped without a word */
 			nsent = 0;
@@ -297,7 +303,7 @@ mongoc_write(Target *t, const char *db, const char *collname, const TargetWrite 
 	/* an ordered call refused by the server stopped before the write left out */
 	if (r->status == TARGET_DONE || (r->status == TARGET_REFUSED && !ordered))
 		for (int i = 0; i < nleft; i++)
-			refusal(r, left_out[i].index, left_out[i].code, left_out[i].message);
+			target_refuse(r, left_out[i].index, left_out[i].code, left_out[i].message);
 	free(left_out);
 }
 

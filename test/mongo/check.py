@@ -41,6 +41,7 @@ PG_BINDIR = os.environ["PG_BINDIR"]
 CLUSTER_DIR = os.environ["CLUSTER_DIR"]
 RUNAS = os.environ.get("RUNAS", "").split()
 FERRETDB = os.environ["FERRETDB"]
+MJS_JAR = os.environ.get("MJS_JAR", "")
 MPORT = int(os.environ.get("FERRETDB_PORT", "27317"))
 DB = "xmongo"
 # the default --batch-size (1000): pg_bsonstream sends FerretDB at most 99 writes a command itself
@@ -1747,6 +1748,84 @@ def copy_status_run(ferret):
     sql("DROP TABLE cs")
 
 
+class MongoJavaServer:
+    """mongo-java-server 1.47.0 (in-memory backend) on a loopback port, from the benchmark's jar
+    (bench/debezium/build.sh): a MongoDB wire-protocol server that reports the index of a refused
+    update, which FerretDB 1.x reports wrong."""
+
+    def __init__(self, port):
+        self.port = port
+        self.log = open(os.path.join(WORK, "mjs.log"), "ab")
+        self.proc = subprocess.Popen(["java", "-jar", MJS_JAR, "mongo-server", "--port", str(port)],
+                                     stdout=self.log, stderr=self.log)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                pymongo.MongoClient("127.0.0.1", port, serverSelectionTimeoutMS=300).admin.command("ping")
+                return
+            except pymongo.errors.PyMongoError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("mongo-java-server did not start")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def uri(self, db):
+        return "mongodb://127.0.0.1:%d/%s?serverSelectionTimeoutMS=5000" % (self.port, db)
+
+
+def mjs_run(ferret):
+    """A duplicate key in the middle of a batch, on a server that reports its index (mongo-java-server):
+    the index is taken as the server gives it (the MongoDB path; on FerretDB the batch is written again
+    one at a time), the run stops naming that _id, or with --dead-letter that change alone is in the
+    file and the others applied."""
+    if not MJS_JAR:
+        fail("mongo-java-server: no MJS_JAR (bench/debezium/build.sh)")
+        return
+    mjs = MongoJavaServer(MPORT + 500)
+    try:
+        sql("CREATE TABLE mq (id text PRIMARY KEY, code text NOT NULL UNIQUE, n int)")
+        sql("INSERT INTO mq VALUES ('a', 'x', 0), ('b', 'y', 0)")
+        out = os.path.join(WORK, "mq")
+        base = ("--include-tables", "public.mq")
+        rc, err = run_client("mq", out, mjs.uri("mqdb"), *base, create=True, endpos=current_lsn())
+        c = pymongo.MongoClient("127.0.0.1", mjs.port, serverSelectionTimeoutMS=5000)
+        unique = [i for i in c["mqdb"]["mq"].list_indexes() if i.get("unique")]
+        c["mqdb"]["mq"].insert_one({"_id": "zz", "code": "q"})
+        check(rc == 0 and len(unique) == 1, "mongo-java-server: the first copy, its unique index",
+              "%s %r %s" % (rc, unique, err[-800:]))
+        # one transaction: a batch of four writes, the second a duplicate key
+        sql("UPDATE mq SET n = 1 WHERE id = 'a'; INSERT INTO mq VALUES ('c', 'q', 0); "
+            "UPDATE mq SET n = 1 WHERE id = 'b'; INSERT INTO mq VALUES ('d', 'r', 0)")
+        end = current_lsn()
+        rc, err = run_client("mq", out, mjs.uri("mqdb"), *base, endpos=end)
+        a = c["mqdb"]["mq"].find_one({"_id": "a"})
+        check(rc == 1 and 'MongoDB refused the change of _id "c" in mqdb.mq' in err and "11000" in err
+              and a is not None and a.get("n") == 1,
+              "mongo-java-server: a duplicate key at the second write of a batch stops the run naming "
+              "that _id, the write before it applied", "exit %s, a %r: %s" % (rc, a, err[-1500:]))
+        dl = os.path.join(WORK, "mq.dead.bson")
+        rc, err = run_client("mq", out, mjs.uri("mqdb"), *base, "--dead-letter", dl, endpos=end)
+        dead = read_dead(dl)
+        docs = {d["_id"]: d for d in c["mqdb"]["mq"].find()}
+        check(rc == 0 and [d.get("_id") for d in dead] == ["c"] and dead[0]["error"]["code"] == 11000
+              and sorted(docs) == ["a", "b", "d", "zz"] and docs["b"]["n"] == 1,
+              "mongo-java-server: with --dead-letter that change alone is in the file, the others applied",
+              "exit %s, dead %r, docs %r\n%s" % (rc, dead, docs, err[-1500:]))
+        c.close()
+        sql("SELECT pg_drop_replication_slot('mq')")
+        sql("DROP TABLE mq")
+    finally:
+        mjs.stop()
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1757,7 +1836,7 @@ def main():
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
                     max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run, stale_stash_run,
-                    copy_status_run):
+                    copy_status_run, mjs_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:

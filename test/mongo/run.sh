@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 source scripts/ferretdb.sh
 
-# openssl: the certificates of the TLS test
-install_packages libpq-dev libbson-dev libmongoc-dev pkg-config openssl || exit 1
+# openssl: the certificates of the TLS test; maven and a JDK: mongo-java-server
+install_packages libpq-dev libbson-dev libmongoc-dev pkg-config openssl maven default-jdk-headless || exit 1
 FERRETDB=$(ferretdb_build) || exit 1
 
 WORK=$(mktemp -d /tmp/mongo_test.XXXXXX)
@@ -40,7 +40,11 @@ if psql -qXAtc 'SHOW output_plugin_libraries' >/dev/null 2>&1; then
 		-c 'SELECT pg_reload_conf()' >/dev/null || exit 1
 fi
 
-PG_BSONSTREAM=$BIN WORK=$WORK PG_BINDIR=$PG_BINDIR FERRETDB=$FERRETDB \
+# mongo-java-server, where FerretDB cannot answer (the index of a refused
+# update): the benchmark's jar (Maven, cached), which runs it
+MJS_JAR=$(bench/debezium/build.sh) || MJS_JAR=
+
+PG_BSONSTREAM=$BIN WORK=$WORK PG_BINDIR=$PG_BINDIR FERRETDB=$FERRETDB MJS_JAR=$MJS_JAR \
 	FERRETDB_PORT=$(( 27300 + RANDOM % 500 )) \
 	CLUSTER_DIR=$CLUSTER_DIR RUNAS="${CLUSTER_RUNAS[*]}" \
 	"$PYTHON" test/mongo/check.py

@@ -152,14 +152,18 @@ unique_clash(const MemColl *c, const bson_t *doc, int self)
 	{
 		const char *field = u < 0 ? "_id" : c->unique[u];
 		bson_iter_t v;
+		int			has = find_path(doc, field, &v);
 
-		if (!find_path(doc, field, &v))
-			continue;
+		/* as in MongoDB, a missing field is indexed as null */
 		for (int i = 0; i < c->n; i++)
 		{
 			bson_iter_t w;
+			int			other = find_path(c->docs[i], field, &w);
 
-			if (i != self && find_path(c->docs[i], field, &w) && same_value(&v, &w))
+			if (i == self)
+				continue;
+			if (has && other ? same_value(&v, &w) :
+				(has ? BSON_ITER_HOLDS_NULL(&v) : !other || BSON_ITER_HOLDS_NULL(&w)))
 				return i;
 		}
 	}
@@ -292,12 +296,19 @@ coll_remove(MemColl *c, int at)
 	c->n--;
 }
 
+/* The first document of filter: its index, -1 if none, -2 if the filter is not understood */
 static int
 first_match(const MemColl *c, const bson_t *filter)
 {
 	for (int i = 0; i < c->n; i++)
-		if (matches(c->docs[i], filter) == 1)
+	{
+		int			m = matches(c->docs[i], filter);
+
+		if (m < 0)
+			return -2;
+		if (m == 1)
 			return i;
+	}
 	return -1;
 }
 
@@ -316,12 +327,14 @@ apply_one(MemColl *c, const TargetWrite *w, char *msg, size_t msgsize)
 			at = -1;
 			break;
 		case TW_REPLACE:
-			at = first_match(c, w->selector);
+			if ((at = first_match(c, w->selector)) == -2)
+				goto not_understood;
 			doc = with_id(w->doc, w->selector);
 			break;
 		case TW_UPDATE:
 		case TW_UPDATE_UPSERT:
-			at = first_match(c, w->selector);
+			if ((at = first_match(c, w->selector)) == -2)
+				goto not_understood;
 			if (at < 0 && w->kind == TW_UPDATE)
 				return 0;
 			{
@@ -337,15 +350,20 @@ apply_one(MemColl *c, const TargetWrite *w, char *msg, size_t msgsize)
 			}
 			break;
 		case TW_DELETE:
-			if ((at = first_match(c, w->selector)) >= 0)
+			if ((at = first_match(c, w->selector)) == -2)
+				goto not_understood;
+			if (at >= 0)
 				coll_remove(c, at);
 			return 0;
 		case TW_DELETE_MANY:
+			if (c->n > 0 && first_match(c, w->selector) == -2)
+				goto not_understood;
 			for (int i = c->n - 1; i >= 0; i--)
 				if (matches(c->docs[i], w->selector) == 1)
 					coll_remove(c, i);
 			return 0;
 		default:
+			snprintf(msg, msgsize, "memory target: a write it does not know");
 			return -1;
 	}
 	if ((clash = unique_clash(c, doc, at)) >= 0)
@@ -359,6 +377,10 @@ apply_one(MemColl *c, const TargetWrite *w, char *msg, size_t msgsize)
 	}
 	coll_put(c, at, doc);
 	return 0;
+
+not_understood:
+	snprintf(msg, msgsize, "memory target: a filter it does not understand");
+	return -1;
 }
 
 static void
@@ -377,6 +399,7 @@ mem_write(Target *t, const char *db, const char *coll, const TargetWrite *w, int
 {
 	MemStore   *s = ((MemTarget *) t)->store;
 	MemColl    *c = coll_of(s, db, coll, 1);
+	int			faults;
 
 	target_result_init(r);
 	if (s->dead)
@@ -385,16 +408,24 @@ mem_write(Target *t, const char *db, const char *coll, const TargetWrite *w, int
 		return;
 	}
 	s->calls++;
-	if (s->transient_calls > 0)
+	faults = s->fault_coll == NULL || strcmp(s->fault_coll, coll) == 0;
+	if (faults && s->transient_calls > 0)
 	{
-		/* a statement's own transient error (a primary stepping down), nothing applied */
+		/*
+		 * A statement's own transient error (a primary stepping down), after
+		 * the statements before it were applied
+		 */
+		char		msg[512];
+
 		s->transient_calls--;
+		for (int i = 0; i < s->transient_applies && i < n; i++)
+			(void) apply_one(c, &w[i], msg, sizeof(msg));
 		r->status = TARGET_RETRY;
 		r->code = 11602;
 		snprintf(r->message, sizeof(r->message), "InterruptedDueToReplStateChange (code 11602)");
 		return;
 	}
-	if (s->write_concern_fatal)
+	if (faults && s->write_concern_fatal)
 	{
 		r->status = TARGET_FATAL;
 		r->code = 100;
@@ -446,18 +477,13 @@ mem_write(Target *t, const char *db, const char *coll, const TargetWrite *w, int
 			snprintf(r->message, sizeof(r->message), "%s", msg);
 			return;
 		}
-		if (r->nrefused < TARGET_MAX_REFUSED)
 		{
-			TargetRefusal *f = &r->refused[r->nrefused++];
+			char		full[600];
 
+			snprintf(full, sizeof(full), "%.400s (code %d)", msg, code);
 			/* FerretDB 1.x: the index of an ordered call's error is not to be trusted */
-			f->index = ordered && n > 1 && t->index_unreliable ? -1 : i;
-			f->code = code;
-			snprintf(f->message, sizeof(f->message), "%.200s (code %d)", msg, code);
+			target_refuse(r, ordered && n > 1 && t->index_unreliable ? -1 : i, code, full);
 		}
-		else
-			r->truncated = 1;
-		r->status = TARGET_REFUSED;
 		s->refusals++;
 		if (ordered)
 			return;
@@ -529,6 +555,8 @@ mem_command(Target *t, const char *db, const bson_t *cmd, bson_t *reply, TargetR
 	int			dies_after = 0;
 
 	target_result_init(r);
+	if (reply)
+		bson_init(reply);
 	if (s->dead)
 	{
 		gone(s, r);

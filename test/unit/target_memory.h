@@ -35,7 +35,9 @@ typedef struct MemStore
 	long		lose_at;		/* the connection is lost at this statement (0: never) */
 	int			cut_applied;	/* ... having applied it */
 	int			dead;			/* every call: RETRY, nothing changes */
-	int			transient_calls;	/* this many write calls answer a transient code */
+	const char *fault_coll;		/* the faults below: only in this collection (NULL: any) */
+	int			transient_calls;	/* this many write calls answer a transient code ... */
+	int			transient_applies;	/* ... after applying this many of their statements */
 	int			write_concern_fatal;	/* every write: a write concern never met */
 	int			ferretdb;		/* buildInfo says FerretDB */
 	const char *refused_value;	/* a string value it refuses (code 2) */

@@ -418,7 +418,7 @@ clean_run(const Setup *s, const Workload *w, long *statements, char *err, size_t
  * collections, without error.
  */
 static void
-cut_at_every_write(const char *name, const Setup *s, const Workload *w)
+cut_at_every_write(const char *name, const Setup *s, const Workload *w, const char *clean)
 {
 	char		err[4096];
 	long		n;
@@ -427,6 +427,8 @@ cut_at_every_write(const char *name, const Setup *s, const Workload *w)
 	int			reached = 0;
 
 	check(n > 0, "%s: the clean run wrote (%ld statements)", name, n);
+	check(clean == NULL || strcmp(expect, clean) == 0, "%s: the run without a cut ends with what the "
+		  "events say:\n%sexpected:\n%s", name, expect, clean ? clean : "");
 	for (long k = 1; k <= n; k++)
 		for (int applied = 0; applied <= 1; applied++)
 		{
@@ -562,7 +564,8 @@ test_key_change(void)
 	check(strcmp(got, "k: [{ \"_id\" : 2, \"a\" : \"z\", \"big\" : \"TOASTED\" }, { \"_id\" : 5, \"a\" : \"other\" }]\n") == 0,
 		  "key change: the TOASTed field taken from the old document: %s", got);
 	free(got);
-	cut_at_every_write("key change", &s, w);
+	cut_at_every_write("key change", &s, w,
+					   "k: [{ \"_id\" : 2, \"a\" : \"z\", \"big\" : \"TOASTED\" }, { \"_id\" : 5, \"a\" : \"other\" }]\n");
 	bson_destroy(f);
 	workload_free(w);
 	free(w);
@@ -611,7 +614,11 @@ test_unique_replay(int ferretdb)
 	del(w, "uq", 0);
 	truncate_all(w, "k");
 	ins(w, "k", 9, "a", "after");
-	cut_at_every_write(ferretdb ? "unique index replay (FerretDB)" : "unique index replay", &s, w);
+	cut_at_every_write(ferretdb ? "unique index replay (FerretDB)" : "unique index replay", &s, w,
+					   "uq: [{ \"_id\" : 1, \"u\" : \"w1\" }, { \"_id\" : 100, \"u\" : \"v0\" }, "
+					   "{ \"_id\" : 101, \"u\" : \"v1\" }, { \"_id\" : 102, \"u\" : \"v2\" }, "
+					   "{ \"_id\" : 2, \"u\" : \"w2\" }]\n"
+					   "k: [{ \"_id\" : 9, \"a\" : \"after\" }]\n");
 	workload_free(w);
 	free(w);
 }
@@ -756,14 +763,24 @@ test_retries(void)
 	snprintf(dir, sizeof(dir), "%s/retries", basedir);
 	write_segments(w, dir, 1);
 	st = store_for(&s);
+	st->fault_coll = "t";
 	st->transient_calls = 2;
+	st->transient_applies = 1;
 	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "transient code: retried: %s", err);
-	check(mem_coll(st, DB, "t")->n == 2 && st->transient_calls == 0, "transient code: applied");
+	{
+		char	   *got = mem_dump(st, DB, "t");
+
+		check(strcmp(got, "[{ \"_id\" : 1, \"a\" : \"z\" }, { \"_id\" : 2, \"a\" : \"y\" }]") == 0 &&
+			  st->transient_calls == 0,
+			  "transient code after a statement applied: the writes again, all applied: %s", got);
+		free(got);
+	}
 	mem_store_free(st);
 	remove_dir(dir);
 
 	write_segments(w, dir, 1);
 	st = store_for(&s);
+	st->fault_coll = "t";
 	st->write_concern_fatal = 1;
 	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "write concern") != NULL,
 		  "write concern never met: the run stops with it: %s", err);
@@ -818,7 +835,7 @@ test_first_copy(void)
 	check(strstr(got, "{ \"_id\" : 2, \"u\" : \"u1\" }") != NULL && strstr(got, "{ \"_id\" : 39, \"u\" : \"u39\" }") != NULL &&
 		  strstr(got, "{ \"_id\" : 100, \"u\" : \"new\" }") != NULL, "first copy: loaded, then the changes: %s", got);
 	free(got);
-	cut_at_every_write("first copy", &s, w);
+	cut_at_every_write("first copy", &s, w, NULL);
 	workload_free(w);
 	free(w);
 }
@@ -849,6 +866,28 @@ test_key_change_refused(void)
 	begin(w);
 	key_change(w, "k", 50, 51, "no old document");
 	snprintf(dir, sizeof(dir), "%s/kcref", basedir);
+
+	/* without --dead-letter: the run stops before the old document is deleted */
+	s.dead_letter = NULL;
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	st->refused_value = "POISON";
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 2 in db.k") != NULL,
+		  "key change refused: the run stops naming it: %s", err);
+	{
+		char	   *got = mem_dump(st, DB, "k");
+
+		check(strcmp(got, "[{ \"_id\" : 1, \"a\" : \"x\", \"big\" : \"TOASTED\" }]") == 0,
+			  "key change refused: the old document kept, with its TOASTed field: %s", got);
+		free(got);
+	}
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 2 in db.k") != NULL &&
+		  strstr(err, "a value it refuses") != NULL,
+		  "key change refused: the next run stops there again, for the same reason: %s", err);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	s.dead_letter = "dead3.bson";
 	write_segments(w, dir, 1);
 	st = store_for(&s);
 	st->refused_value = "POISON";
@@ -860,10 +899,11 @@ test_key_change_refused(void)
 		fclose(fp);
 	check(len > 0 && memmem(buf, len, "TOASTED", 7) != NULL && memmem(buf, len, "POISON", 6) != NULL,
 		  "key change refused: the dead letter holds the merged document (its TOASTed field)");
-	check(memmem(buf, len, "no old document", 15) != NULL,
+	check(memmem(buf, len, "found no old document", 21) != NULL,
 		  "key change without its old document: refused, in the dead-letter file");
 	check(dead_letters("dead3.bson") == 2, "key change refused: 2 records");
-	check(mem_coll(st, DB, "k")->n == 0, "key change refused: neither new document written short (%d documents)",
+	check(mem_coll(st, DB, "k")->n == 0, "key change refused (dead letter): the old key deleted, "
+		  "neither new document written short (%d documents)",
 		  mem_coll(st, DB, "k")->n);
 	mem_store_free(st);
 	remove_dir(dir);

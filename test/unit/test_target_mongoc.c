@@ -5,6 +5,9 @@
  *		old document, a stash or the progress read from a secondary could
  *		be stale.
  *
+ * And the outcome of each kind of error the driver gives, decided in one
+ * place (target_classify): done, retry, refused at an index, fatal.
+ *
  * Against fake_replset.py, two members of a replica set that log which
  * member each command reached: the URI asks for secondaryPreferred; the
  * target's find, listIndexes and commands must reach the primary, while a
@@ -77,6 +80,87 @@ logged(const char *log, const char *cmd, const char *arg, int port, int *here, i
 		fclose(f);
 }
 
+extern void target_classify(const Target *t, bool ok, const bson_error_t *e, const bson_t *reply,
+							int nwrites, int ordered, const int *map, TargetResult *r);
+
+/* One outcome of target_classify: the driver's error e (domain, code, message) and reply (JSON) */
+static TargetResult *
+classify(int unreliable, uint32_t domain, uint32_t code, const char *message, const char *reply_json,
+		 int nwrites, int ordered, const int *map)
+{
+	static TargetResult r;
+	Target		t = {NULL, unreliable};
+	bson_error_t e;
+	bson_t	   *reply = reply_json ? bson_new_from_json((const uint8_t *) reply_json, -1, NULL) : bson_new();
+
+	bson_set_error(&e, domain, code, "%s", message);
+	target_classify(&t, domain == 0, &e, reply, nwrites, ordered, map, &r);
+	bson_destroy(reply);
+	return &r;
+}
+
+/* The outcomes of the driver's errors, decided in one place (target_classify) */
+static void
+test_classify(void)
+{
+	const char *dup = "{\"writeErrors\": [{\"index\": 1, \"code\": 11000, \"errmsg\": \"E11000 dup\"}]}";
+	int			map[3] = {0, 2, 3};
+	TargetResult *r;
+
+	r = classify(0, 0, 0, "", NULL, 3, 1, NULL);
+	check(r->status == TARGET_DONE, "classify: acknowledged: done");
+	r = classify(0, MONGOC_ERROR_SERVER, 11000, "E11000 dup", dup, 3, 1, NULL);
+	check(r->status == TARGET_REFUSED && r->nrefused == 1 && r->refused[0].index == 1 &&
+		  r->refused[0].code == 11000 && strstr(target_refusal_message(r, 0), "E11000 dup (code 11000)"),
+		  "classify: a write error: refused at its index, with its code and message");
+	r = classify(0, MONGOC_ERROR_SERVER, 11000, "E11000 dup", dup, 3, 1, map);
+	check(r->status == TARGET_REFUSED && r->refused[0].index == 2,
+		  "classify: a write error's index mapped to the call's (a write the driver left out before it)");
+	r = classify(1, MONGOC_ERROR_SERVER, 11000, "E11000 dup", dup, 3, 1, NULL);
+	check(r->status == TARGET_REFUSED && r->refused[0].index == -1,
+		  "classify: FerretDB's index of an ordered call: not known which");
+	r = classify(0, MONGOC_ERROR_SERVER, 11602, "interrupted",
+				 "{\"writeErrors\": [{\"index\": 0, \"code\": 11602, \"errmsg\": \"interrupted\"}]}", 3, 1, NULL);
+	check(r->status == TARGET_RETRY, "classify: a statement's own transient code (11602): retry");
+	r = classify(0, MONGOC_ERROR_STREAM, MONGOC_ERROR_STREAM_SOCKET, "socket error", dup, 3, 0, NULL);
+	check(r->status == TARGET_RETRY && r->lost, "classify: the connection lost (with errors of a message "
+		  "before it): retry, lost");
+	r = classify(0, MONGOC_ERROR_WRITE_CONCERN, 100, "cannot satisfy write concern", NULL, 1, 1, NULL);
+	check(r->status == TARGET_FATAL, "classify: a write concern that can never be met (100): fatal");
+	r = classify(0, MONGOC_ERROR_WRITE_CONCERN, 79, "unknown replica set tag", NULL, 1, 1, NULL);
+	check(r->status == TARGET_FATAL, "classify: an unknown write concern tag (79): fatal");
+	r = classify(0, MONGOC_ERROR_WRITE_CONCERN, 64, "waiting for replication timed out", NULL, 1, 1, NULL);
+	check(r->status == TARGET_RETRY, "classify: a write concern not met in time (64): retry");
+	r = classify(0, MONGOC_ERROR_SERVER, 91, "shutdown in progress", NULL, 2, 1, NULL);
+	check(r->status == TARGET_RETRY, "classify: a server shutting down (91): retry");
+	r = classify(0, MONGOC_ERROR_SERVER, 1000, "something", "{\"errorLabels\": [\"RetryableWriteError\"]}", 2, 1, NULL);
+	check(r->status == TARGET_RETRY, "classify: the RetryableWriteError label: retry");
+	r = classify(0, MONGOC_ERROR_SERVER, 2, "UNIQUE constraint failed: x", NULL, 1, 1, map);
+	check(r->status == TARGET_REFUSED && r->refused[0].index == 0 && r->refused[0].code == 11000,
+		  "classify: FerretDB's duplicate key of an update (a command error): 11000 at the only write");
+	r = classify(0, MONGOC_ERROR_SERVER, 2, "UNIQUE constraint failed: x", NULL, 2, 1, NULL);
+	check(r->status == TARGET_REFUSED && r->refused[0].index == -1,
+		  "classify: the same among several writes: not known which");
+	r = classify(0, MONGOC_ERROR_BSON, MONGOC_ERROR_BSON_INVALID, "document too large", NULL, 2, 1, NULL);
+	check(r->status == TARGET_REFUSED && r->refused[0].index == -1,
+		  "classify: a document the driver will not send: refused, not known which");
+	r = classify(0, MONGOC_ERROR_BSON, MONGOC_ERROR_BSON_INVALID, "invalid", NULL, 0, 0, NULL);
+	check(r->status == TARGET_FATAL, "classify: the same for a read: fatal");
+	r = classify(0, MONGOC_ERROR_CLIENT, MONGOC_ERROR_CLIENT_AUTHENTICATE, "auth failed", NULL, 0, 0, NULL);
+	check(r->status == TARGET_FATAL && r->hint && strstr(r->hint, "password"),
+		  "classify: authentication: fatal, with what to check");
+	r = classify(0, MONGOC_ERROR_SERVER_SELECTION, MONGOC_ERROR_SERVER_SELECTION_FAILURE, "No suitable servers",
+				 NULL, 0, 0, NULL);
+	check(r->status == TARGET_RETRY && r->hint && strstr(r->hint, "host and port"),
+		  "classify: no server to select: retry, with what to check");
+	r = classify(0, MONGOC_ERROR_SERVER, 11000, "dups",
+				 "{\"writeErrors\": [{\"index\": 0, \"code\": 11000, \"errmsg\": \"a\"}, "
+				 "{\"index\": 2, \"code\": 2, \"errmsg\": \"b\"}]}", 3, 0, NULL);
+	check(r->status == TARGET_REFUSED && r->nrefused == 2 && r->refused[0].index == 0 &&
+		  r->refused[1].index == 2 && r->refused[1].code == 2,
+		  "classify: an unordered call: each refused write named");
+}
+
 /* what target_mongoc.c asks of mongo_apply.c */
 void
 apply_mask_uri(const char *uri, char *out, size_t outsize)
@@ -105,6 +189,7 @@ main(int argc, char **argv)
 	/* the Python with pymongo's bson (Debian's python3-pymongo) */
 	const char *python = getenv("PYTHON") ? getenv("PYTHON") : "/usr/bin/python3";
 
+	test_classify();
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(ports_file, sizeof(ports_file), "%s/ports", dir);
