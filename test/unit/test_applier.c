@@ -27,27 +27,8 @@
 #include "mongo_apply.h"
 #include "applier.h"
 #include "target_memory.h"
+#include "unit_check.h"
 
-static int	passed;
-static int	failed;
-
-static void
-check(int ok, const char *fmt,...)
-{
-	va_list		ap;
-
-	if (ok)
-	{
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 /* ---------------------------------------------------------------------
  * Events and segments

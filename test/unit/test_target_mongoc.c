@@ -28,27 +28,8 @@
 #include <mongoc/mongoc.h>
 
 #include "target.h"
+#include "unit_check.h"
 
-static int	passed;
-static int	failed;
-
-static void
-check(int ok, const char *fmt,...)
-{
-	va_list		ap;
-
-	if (ok)
-	{
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 static int
 count_doc(const bson_t *doc, void *arg)
