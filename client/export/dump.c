@@ -431,8 +431,8 @@ plan_dump(Dump *d)
 			name = dump_file_name(coll);
 			if (name == NULL)
 				return dump_fail(d, "out of memory");
-			c->path = file_path(d->o->dir, db, name, ".bson");
-			c->meta_path = file_path(d->o->dir, db, name, ".metadata.json");
+			c->path = file_path(d->o->dir, db, name, DUMP_DATA_SUFFIX);
+			c->meta_path = file_path(d->o->dir, db, name, DUMP_META_SUFFIX);
 			free(name);
 			if (c->path == NULL || c->meta_path == NULL)
 				return dump_fail(d, "out of memory");

@@ -4,9 +4,72 @@
  */
 #include "dump_name.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int
+dump_list(const char *dir, DumpFile **files, int *nfiles)
+{
+	DIR		   *d;
+	struct dirent *de;
+	int			n = 0;
+	int			max = 0;
+	DumpFile   *fs = NULL;
+	size_t		suffix = strlen(DUMP_META_SUFFIX);
+
+	*files = NULL;
+	*nfiles = 0;
+	if ((d = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while ((de = readdir(d)) != NULL)
+	{
+		char		dbdir[4400];
+		DIR		   *dd;
+		struct dirent *fe;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dbdir, sizeof(dbdir), "%s/%s", dir, de->d_name);
+		if ((dd = opendir(dbdir)) == NULL)
+			continue;
+		while ((fe = readdir(dd)) != NULL)
+		{
+			size_t		l = strlen(fe->d_name);
+			int			stem = (int) (l - suffix);
+
+			if (l <= suffix || strcmp(fe->d_name + stem, DUMP_META_SUFFIX) != 0)
+				continue;
+			if (n == max)
+			{
+				DumpFile   *more = realloc(fs, sizeof(DumpFile) * (max = max ? max * 2 : 16));
+
+				if (more == NULL)
+				{
+					free(fs);
+					closedir(dd);
+					closedir(d);
+					errno = ENOMEM;
+					return -1;
+				}
+				fs = more;
+			}
+			snprintf(fs[n].db, sizeof(fs[n].db), "%s", de->d_name);
+			snprintf(fs[n].data_path, sizeof(fs[n].data_path), "%s/%.*s" DUMP_DATA_SUFFIX, dbdir,
+					 stem, fe->d_name);
+			snprintf(fs[n].meta_path, sizeof(fs[n].meta_path), "%s/%s", dbdir, fe->d_name);
+			n++;
+		}
+		closedir(dd);
+	}
+	closedir(d);
+	*files = fs;
+	*nfiles = n;
+	return 0;
+}
 
 #define SHA1_LEN	20
 

@@ -21,6 +21,25 @@
 
 #include <stddef.h>
 
+/* A collection's two files: DIR/<db>/<file name><suffix> */
+#define DUMP_DATA_SUFFIX	".bson"
+#define DUMP_META_SUFFIX	".metadata.json"
+
+/* One collection of a dump directory, as read back */
+typedef struct DumpFile
+{
+	char		db[256];		/* the database's directory */
+	char		data_path[4800];	/* DIR/<db>/<file name>.bson */
+	char		meta_path[4800];	/* DIR/<db>/<file name>.metadata.json */
+} DumpFile;
+
+/*
+ * The collections of the dump directory dir, each one a metadata file
+ * (the collection's name is in it): malloc'ed into *files, or none if dir
+ * is missing.  0, or -1 with errno set.
+ */
+extern int	dump_list(const char *dir, DumpFile **files, int *nfiles);
+
 /* The longest escaped collection name, and where a longer one is cut */
 #define DUMP_NAME_MAX		238
 #define DUMP_NAME_CUT		208

@@ -14,6 +14,7 @@
 
 #include "mongo_apply.h"
 #include "applier.h"
+#include "dump_name.h"
 
 /* A collection of the copy: <db>/<coll>.bson and its metadata */
 typedef struct CopyColl
@@ -303,75 +304,63 @@ load_collection_indexes(const char *db, const char *coll, const bson_t *meta)
 static int
 list_copy(const char *root, CopyColl **out, int *nout)
 {
-	DIR		   *d;
-	struct dirent *de;
+	DumpFile   *files;
+	int			nfiles;
+	CopyColl   *cs;
 	int			n = 0;
-	int			max = 0;
-	CopyColl   *cs = NULL;
 
 	*out = NULL;
 	*nout = 0;
-	d = opendir(root);
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL)
+	if (dump_list(root, &files, &nfiles) != 0)
 	{
-		char		dbdir[4400];
-		DIR		   *dd;
-		struct dirent *fe;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(dbdir, sizeof(dbdir), "%s/%s", root, de->d_name);
-		dd = opendir(dbdir);
-		if (dd == NULL)
-			continue;
-		while ((fe = readdir(dd)) != NULL)
-		{
-			size_t		l = strlen(fe->d_name);
-			char		mpath[4700];
-			char	   *json;
-			bson_error_t e;
-			bson_t	   *meta;
-			bson_iter_t it;
-
-			if (l <= 14 || strcmp(fe->d_name + l - 14, ".metadata.json") != 0)
-				continue;
-			snprintf(mpath, sizeof(mpath), "%s/%s", dbdir, fe->d_name);
-			if (read_file(mpath, &json) != 0)
-			{
-				fail("could not read \"%s\": %s", mpath, strerror(errno));
-				closedir(dd);
-				closedir(d);
-				return -1;
-			}
-			meta = bson_new_from_json((const uint8_t *) json, -1, &e);
-			free(json);
-			if (meta == NULL || !bson_iter_init_find(&it, meta, "collectionName") ||
-				!BSON_ITER_HOLDS_UTF8(&it))
-			{
-				fail("\"%s\" is no collection's metadata: %s", mpath, meta ? "no collectionName" : e.message);
-				if (meta)
-					bson_destroy(meta);
-				closedir(dd);
-				closedir(d);
-				return -1;
-			}
-			if (n == max)
-			{
-				max = max ? max * 2 : 16;
-				cs = realloc(cs, sizeof(CopyColl) * max);
-			}
-			snprintf(cs[n].db, sizeof(cs[n].db), "%s", de->d_name);
-			snprintf(cs[n].coll, sizeof(cs[n].coll), "%s", bson_iter_utf8(&it, NULL));
-			snprintf(cs[n].bson_path, sizeof(cs[n].bson_path), "%s/%.*s.bson", dbdir,
-					 (int) (l - 14) & 0xff, fe->d_name);
-			cs[n].meta = meta;
-			n++;
-		}
-		closedir(dd);
+		fail("could not read the first copy in \"%s\": %s", root, strerror(errno));
+		return -1;
 	}
-	closedir(d);
+	if (nfiles == 0)
+		return 0;
+	if ((cs = calloc(nfiles, sizeof(CopyColl))) == NULL)
+	{
+		free(files);
+		fail("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < nfiles; i++)
+	{
+		char	   *json;
+		bson_error_t e;
+		bson_t	   *meta;
+		bson_iter_t it;
+
+		if (read_file(files[i].meta_path, &json) != 0)
+		{
+			fail("could not read \"%s\": %s", files[i].meta_path, strerror(errno));
+			break;
+		}
+		meta = bson_new_from_json((const uint8_t *) json, -1, &e);
+		free(json);
+		if (meta == NULL || !bson_iter_init_find(&it, meta, "collectionName") ||
+			!BSON_ITER_HOLDS_UTF8(&it))
+		{
+			fail("\"%s\" is no collection's metadata: %s", files[i].meta_path,
+				 meta ? "no collectionName" : e.message);
+			if (meta)
+				bson_destroy(meta);
+			break;
+		}
+		snprintf(cs[n].db, sizeof(cs[n].db), "%s", files[i].db);
+		snprintf(cs[n].coll, sizeof(cs[n].coll), "%s", bson_iter_utf8(&it, NULL));
+		snprintf(cs[n].bson_path, sizeof(cs[n].bson_path), "%s", files[i].data_path);
+		cs[n].meta = meta;
+		n++;
+	}
+	free(files);
+	if (n < nfiles)
+	{
+		for (int i = 0; i < n; i++)
+			bson_destroy(cs[i].meta);
+		free(cs);
+		return -1;
+	}
 	*out = cs;
 	*nout = n;
 	return 0;

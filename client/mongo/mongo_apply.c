@@ -192,6 +192,7 @@ apply_stop(int drain, char *err, size_t errsize)
 #else
 
 #include "applier.h"
+#include "segment_name.h"
 
 Applier applier = {.dead_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -1275,15 +1276,6 @@ read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len)
 	return fread(*buf + 4, 1, *len - 4, f) == *len - 4 ? 1 : -1;
 }
 
-static int
-is_segment_name(const char *name)
-{
-	size_t		n = strlen(name);
-
-	return n == 2 * RESUME_TOKEN_LEN + 1 + 5 && name[RESUME_TOKEN_LEN] == '-' &&
-		strcmp(name + n - 5, ".bson") == 0 && resume_token_is_valid(name) &&
-		resume_token_is_valid(name + RESUME_TOKEN_LEN + 1);
-}
 
 static int
 cmp_names(const void *a, const void *b)
@@ -1315,8 +1307,8 @@ pending_segments(uint64_t *bytes)
 		struct stat sb;
 		char		p[4400];
 
-		if (!is_segment_name(de->d_name) ||
-			(applier.applied[0] && strncmp(de->d_name + RESUME_TOKEN_LEN + 1, applier.applied, RESUME_TOKEN_LEN) <= 0))
+		if (!segment_name_valid(de->d_name) ||
+			(applier.applied[0] && strncmp(segment_name_last(de->d_name), applier.applied, RESUME_TOKEN_LEN) <= 0))
 			continue;
 		if (n + 1 >= max)
 		{
@@ -1359,8 +1351,8 @@ remove_applied(void)
 	if (d == NULL)
 		return;
 	while ((de = readdir(d)) != NULL)
-		if (is_segment_name(de->d_name) &&
-			strncmp(de->d_name + RESUME_TOKEN_LEN + 1, applier.applied, RESUME_TOKEN_LEN) <= 0)
+		if (segment_name_valid(de->d_name) &&
+			strncmp(segment_name_last(de->d_name), applier.applied, RESUME_TOKEN_LEN) <= 0)
 		{
 			char		p[4400];
 
@@ -1485,7 +1477,7 @@ applier_main(void *arg)
 		for (int i = 0; names[i] && applier.stop != 1; i++)
 		{
 			/* the name's second half: the segment's last token */
-			if (store_intent(names[i] + RESUME_TOKEN_LEN + 1) != 0 || apply_segment(names[i]) != 0)
+			if (store_intent(segment_name_last(names[i])) != 0 || apply_segment(names[i]) != 0)
 			{
 				free_names(names);
 				return NULL;

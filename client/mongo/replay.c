@@ -16,6 +16,7 @@
 
 #include "mongo_apply.h"
 #include "applier.h"
+#include "segment_name.h"
 
 /* {_id: the value it} as bytes, to compare two _id values exactly */
 int
@@ -53,7 +54,7 @@ later_change(const char *coll, bson_iter_t *id, const char *after)
 		FILE	   *f;
 		uint32_t	len;
 
-		if (strncmp(names[i] + RESUME_TOKEN_LEN + 1, after, RESUME_TOKEN_LEN) <= 0 ||
+		if (strncmp(segment_name_last(names[i]), after, RESUME_TOKEN_LEN) <= 0 ||
 			strncmp(names[i], applier.replay_end, RESUME_TOKEN_LEN) > 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/changes/%s", applier.o.dir, names[i]);

@@ -3,6 +3,7 @@
  *		pg_bsonstream's change segments.
  */
 #include "segment.h"
+#include "segment_name.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -89,9 +90,11 @@ static int
 segment_open(Segments *s, const char *token)
 {
 	char		path[4200];
+	char		name[SEGMENT_NAME_LEN + 1];
 
 	/* the final name needs the last event: a placeholder until the rename */
-	snprintf(path, sizeof(path), "%s/%s-open.bson", s->dir, token);
+	segment_name_open(name, sizeof(name), token);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	if (out_open(s->out, path, 0, s->sync) != 0)
 	{
 		snprintf(s->errmsg, sizeof(s->errmsg), "%s", s->out->errmsg);
@@ -215,8 +218,10 @@ static int
 name_segment(Segments *s)
 {
 	char		path[4200];
+	char		name[SEGMENT_NAME_LEN + 1];
 
-	snprintf(path, sizeof(path), "%s/%s-%s.bson", s->dir, s->first, s->last);
+	segment_name_format(name, sizeof(name), s->first, s->last);
+	snprintf(path, sizeof(path), "%s/%s", s->dir, name);
 	free(s->out->final_path);
 	s->out->final_path = strdup(path);
 	if (s->out->final_path == NULL)

@@ -1,6 +1,7 @@
 /*
  * segment.h
- *		pg_bsonstream's change segments: DIR/changes/<first>-<last>.bson.
+ *		pg_bsonstream's change segments: DIR/changes/<first>-<last>.bson
+ *		(segment_name.h).
  *
  * <first> and <last> are the resume tokens of the segment's first and last
  * events: the LSN of the transaction's commit record, then the event's

@@ -26,6 +26,8 @@
 
 #include "mongo_apply.h"
 #include "applier.h"
+#include "dump_name.h"
+#include "segment_name.h"
 #include "target_memory.h"
 #include "unit_check.h"
 
@@ -209,8 +211,10 @@ write_segments(const Workload *w, const char *dir, int per_segment)
 
 		if (to <= from)
 			continue;
-		snprintf(path, sizeof(path), "%s/changes/%.32s-%.32s.bson", dir, token_of(w->events[from]),
-				 token_of(w->events[to - 1]));
+		char		name[SEGMENT_NAME_LEN + 1];
+
+		segment_name_format(name, sizeof(name), token_of(w->events[from]), token_of(w->events[to - 1]));
+		snprintf(path, sizeof(path), "%s/changes/%s", dir, name);
 		f = fopen(path, "wb");
 		for (int i = from; i < to; i++)
 			fwrite(bson_get_data(w->events[i]), 1, w->events[i]->len, f);
@@ -240,7 +244,7 @@ write_initial(const char *dir, int n)
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/initial/" DB, dir);
 	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/initial/" DB "/c.bson", dir);
+	snprintf(path, sizeof(path), "%s/initial/" DB "/c" DUMP_DATA_SUFFIX, dir);
 	f = fopen(path, "wb");
 	for (int i = 0; i < n; i++)
 	{
@@ -253,7 +257,7 @@ write_initial(const char *dir, int n)
 		bson_destroy(d);
 	}
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/initial/" DB "/c.metadata.json", dir);
+	snprintf(path, sizeof(path), "%s/initial/" DB "/c" DUMP_META_SUFFIX, dir);
 	f = fopen(path, "w");
 	fputs("{\"collectionName\": \"c\", \"indexes\": [{\"v\": 2, \"key\": {\"_id\": 1}, "
 		  "\"name\": \"_id_\"}, {\"v\": 2, \"key\": {\"u\": 1}, \"name\": \"u_1\", "
