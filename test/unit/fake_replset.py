@@ -43,11 +43,11 @@ def hello(me):
         "maxBsonObjectSize": 16 * 1024 * 1024,
         "maxMessageSizeBytes": 48000000,
         "maxWriteBatchSize": 100000,
-        "localTime": datetime.datetime.utcnow(),
+        "localTime": datetime.datetime.now(datetime.timezone.utc),
         "logicalSessionTimeoutMinutes": 30,
         "minWireVersion": 0,
         "maxWireVersion": 13,
-        "lastWrite": {"lastWriteDate": datetime.datetime.utcnow()},
+        "lastWrite": {"lastWriteDate": datetime.datetime.now(datetime.timezone.utc)},
         "ok": 1.0,
     }
     if primary:
