@@ -1,7 +1,7 @@
 # bson_out: PostgreSQL data to BSON.  PGXS build.
 
 EXTENSION = bson_out
-EXTVERSION = 1.2.0
+EXTVERSION = 1.3.0
 
 MODULE_big = bson_out
 # src/core: plain C, no PostgreSQL (also built by fuzz/ and test/unit/);
@@ -34,6 +34,8 @@ OBJS = \
 	src/model/collection_rivals.o \
 	src/model/collections.o \
 	src/model/duplicate_ids.o \
+	src/model/embedded_document.o \
+	src/model/embedding.o \
 	src/model/partition_filter.o \
 	src/model/row_document.o \
 	src/model/table_model.o \
@@ -56,7 +58,7 @@ REGRESS = encode_types encode_numbers encode_doubles encode_strings encode_struc
 	encode_errors encode_fast_path settings encode_json_text encode_extjson encode_rows \
 	encode_rows_cancel encode_numeric_infinity encode_unmappable decode decode_invalid upgrade \
 	stream_events stream_options stream_values stream_split stream_origin model model_checks \
-	partition_truncate stream_schema
+	partition_truncate stream_schema embed
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 
 # Our code compiles cleanly with -Wextra; PostgreSQL's own headers do not

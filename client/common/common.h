@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 /* Both programs are released with the extension, under its version */
-#define BSON_OUT_VERSION	"1.2.0"
+#define BSON_OUT_VERSION	"1.3.0"
 
 /* Room for a message with its detail and hint lines */
 #define ERRBUF_SIZE		4096

@@ -213,6 +213,14 @@ extern bool lc_collate_is_c(Oid collation);
 #define BSON_INDEX_NULLS_NOT_DISTINCT(index) false
 #endif
 
+/* Ownership checks became object_ownercheck() in 16 */
+#if PG_VERSION_NUM >= 160000
+#define bson_table_owned_by(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define bson_table_owned_by(relid, role) pg_class_ownercheck((relid), (role))
+#endif
+
 /*
  * The output plugin's entry point is declared by replication/output_plugin.h
  * from 16 on (exported, as extensions are built with hidden symbols).

@@ -221,6 +221,37 @@ bson_row_document(const BsonChangeTable *table, const BsonChangeRow *row,
 	return bson_writer_finish(&w);
 }
 
+Size
+bson_row_document_open(BsonWriter *w, const BsonChangeTable *table,
+					   const BsonChangeRow *row, bool omit_nulls)
+{
+	BsonChangeKey key;
+	bool		keyed = table->nkeys > 0;
+	Size		doc;
+
+	if (keyed)
+		bson_change_key(&key, table, row);
+	bson_writer_init(w, 256 + (keyed ? key.len : 0));
+	doc = bson_open(w);
+	append_row_elements(w, table, keyed ? &key : NULL, row, omit_nulls);
+	return doc;
+}
+
+void
+bson_row_append_columns(BsonWriter *w, const BsonChangeTable *table,
+						const BsonChangeRow *row, const bool *included,
+						bool omit_nulls)
+{
+	for (int i = 0; i < table->tupdesc->natts; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!included[i] || TupleDescAttr(table->tupdesc, i)->attisdropped ||
+			is_missing(row, i) || (row->nulls[i] && omit_nulls))
+			continue;
+		append_column(w, table, i, row, omit_nulls);
+	}
+}
+
 /* Strings as a BSON array under name */
 static void
 append_string_array(BsonWriter *w, const char *name, int namelen,

@@ -139,6 +139,22 @@ bson_change_keys_equal(const BsonChangeKey *a, const BsonChangeKey *b)
 extern bytea *bson_row_document(const BsonChangeTable *table,
 								const BsonChangeRow *row, bool omit_nulls);
 
+/*
+ * The same document left open, for more elements (a parent's embedded
+ * rows): w is initialised; returns the document's start, for bson_close.
+ */
+extern Size bson_row_document_open(BsonWriter *w, const BsonChangeTable *table,
+								   const BsonChangeRow *row, bool omit_nulls);
+
+/*
+ * The columns of row that included (by 0-based column) names, in column
+ * order, into w's open document: an embedded row's element, which has no
+ * _id.
+ */
+extern void bson_row_append_columns(BsonWriter *w, const BsonChangeTable *table,
+									const BsonChangeRow *row, const bool *included,
+									bool omit_nulls);
+
 /* The "_id" element of an event: {_data: its resume token} */
 extern void bson_change_append_id(BsonWriter *w, uint64 commit_lsn,
 								  uint64 position);

@@ -12,6 +12,11 @@
  * anything is written: two tables that take one collection name
  * (collection_rivals.h), equal rows of a table whose _id is the whole row
  * (duplicate_ids.h).
+ *
+ * A table whose rows are embedded in their parent's documents (embedding.h)
+ * is no collection of its own unless its declaration keeps one; its
+ * parent's query reads its rows with the parent's, and the "embedded"
+ * column says where they go.
  */
 #include "bson_compat.h"
 
@@ -38,10 +43,11 @@
 #include "collection_metadata.h"
 #include "collection_rivals.h"
 #include "duplicate_ids.h"
+#include "embedding.h"
 #include "table_model.h"
 #include "table_patterns.h"
 
-#define NCOLUMNS 7
+#define NCOLUMNS 8
 
 typedef struct Source
 {
@@ -153,6 +159,28 @@ metadata_of(Oid table, const char *coll, bool *id_whole_row)
 	return text;
 }
 
+/* The tables embedded in table's documents, at any depth, may be read */
+static void
+check_embedded_readable(List *embeddings, Oid table, const char *coll)
+{
+	List	   *into = bson_embeddings_into(embeddings, table);
+	ListCell   *lc;
+
+	check_stack_depth();
+	foreach(lc, into)
+	{
+		BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+
+		if (pg_class_aclcheck(e->child, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for table %s", bson_table_name(e->child)),
+					 errdetail("Its rows are embedded in the documents of collection %s.", coll),
+					 errhint("Grant SELECT on it.")));
+		check_embedded_readable(embeddings, e->child, coll);
+	}
+}
+
 PG_FUNCTION_INFO_V1(bson_collections);
 Datum
 bson_collections(PG_FUNCTION_ARGS)
@@ -177,6 +205,7 @@ bson_collections(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	Snapshot	snapshot;
 	char	  **read_names;
+	List	   *embeddings;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
 		!(rsinfo->allowedModes & SFRM_Materialize))
@@ -193,6 +222,7 @@ bson_collections(PG_FUNCTION_ARGS)
 				 errmsg("invalid value for ns_db of bson_collections"),
 				 errdetail("The database name written in ns.db cannot be empty.")));
 
+	embeddings = bson_embeddings_load(get_func_namespace(fcinfo->flinfo->fn_oid));
 	oids = candidate_tables(&ncandidates);
 	sources = palloc(sizeof(Source) * Max(ncandidates, 1));
 	read_names = palloc(sizeof(char *) * Max(ncandidates, 1));
@@ -234,6 +264,13 @@ bson_collections(PG_FUNCTION_ARGS)
 					 errhint("A table of your own with such a name is streamed under its own name, but not copied here: rename it.")));
 			continue;
 		}
+		/* embedded rows are in their parent's documents */
+		{
+			BsonEmbedding *e = bson_embedding_of(embeddings, table);
+
+			if (e != NULL && !e->keep_collection)
+				continue;
+		}
 		s = &sources[nsources++];
 		s->relid = relid;
 		s->table = table;
@@ -270,6 +307,7 @@ bson_collections(PG_FUNCTION_ARGS)
 	{
 		Oid			table = sources[first].table;
 		char	   *metadata;
+		char	   *embedded;
 		bool		id_whole_row;
 		int			nread = 0;
 
@@ -301,6 +339,8 @@ bson_collections(PG_FUNCTION_ARGS)
 		}
 		if (nread == 0)
 			continue;
+		check_embedded_readable(embeddings, table, sources[first].coll);
+		embedded = bson_embedded_shape(embeddings, table);
 		metadata = metadata_of(table, sources[first].coll, &id_whole_row);
 		/* the rows the exports read, as they read them (FROM ONLY each) */
 		if (id_whole_row)
@@ -321,12 +361,21 @@ bson_collections(PG_FUNCTION_ARGS)
 			values[3] = ObjectIdGetDatum(s->relid);
 			values[4] = Int64GetDatum(s->blocks);
 			/* t.*, not t: a column named t would win over the row */
-			values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t.*, %s, %s) FROM ONLY %s t",
-													 quote_identifier(schema),
-													 omit_nulls ? "true" : "false",
-													 partition_root ? "true" : "false",
-													 s->name));
+			if (embedded != NULL)
+				values[5] = CStringGetTextDatum(bson_embedded_query(embeddings, table, s->name,
+																	quote_identifier(schema),
+																	omit_nulls, partition_root));
+			else
+				values[5] = CStringGetTextDatum(psprintf("SELECT %s.bson_document(t.*, %s, %s) FROM ONLY %s t",
+														 quote_identifier(schema),
+														 omit_nulls ? "true" : "false",
+														 partition_root ? "true" : "false",
+														 s->name));
 			values[6] = CStringGetTextDatum(metadata);
+			if (embedded != NULL)
+				values[7] = CStringGetTextDatum(embedded);
+			else
+				nulls[7] = true;
 			tuplestore_putvalues(store, tupdesc, values, nulls);
 		}
 	}

@@ -6,9 +6,11 @@
 #include "table_model.h"
 
 #include "access/attmap.h"
+#include "catalog/dependency.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -113,11 +115,25 @@ system_schema(const char *schema)
 		strcmp(schema, "information_schema") == 0;
 }
 
+/*
+ * Is relid the extension's own table of declarations (embedding.h)?  It
+ * configures the documents and is none of them.
+ */
+static bool
+own_table(Oid relid)
+{
+	char	   *name = get_rel_name(relid);
+
+	return name != NULL && strcmp(name, "bson_embedding") == 0 &&
+		getExtensionOfObject(RelationRelationId, relid) == get_extension_oid("bson_out", true);
+}
+
 bool
 bson_table_selected(List *include, List *exclude, Oid relid,
 					bool partition_root)
 {
-	if (system_schema(get_namespace_name(get_rel_namespace(relid))))
+	if (system_schema(get_namespace_name(get_rel_namespace(relid))) ||
+		own_table(relid))
 		return false;
 	if (include != NIL &&
 		!table_or_ancestor_matches(include, relid, partition_root))

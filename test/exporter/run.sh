@@ -509,7 +509,7 @@ grep -q -- "--no-validate" "$WORK/help.txt" && pass "--help describes --no-valid
 grep -q -- "--no-id .*row_to_bson" "$WORK/help.txt" && grep -q -- "--out-dir=DIR" "$WORK/help.txt" &&
 	grep -q -- "--exclude-tables=LIST" "$WORK/help.txt" &&
 	pass "--help describes --no-id, --out-dir, --exclude-tables" || fail "--help: the new options"
-[ "$("$BIN" --version)" = "pg_bsonexport 1.2.0" ] && pass "--version: pg_bsonexport 1.2.0" ||
+[ "$("$BIN" --version)" = "pg_bsonexport 1.3.0" ] && pass "--version: pg_bsonexport 1.3.0" ||
 	fail "--version" "$("$BIN" --version)"
 
 # ---------------------------------------------------------------- --out-dir
@@ -625,6 +625,54 @@ assert docs == [{"_id": 1, "id": 1, "v": "cr\u00e8me"}], docs
 	pass "--out-dir in a LATIN1 database: caf%C3%A9.bson, UTF-8 metadata and documents"
 else
 	fail "--out-dir in a LATIN1 database" "rc $rc; $(cat "$WORK/err" "$WORK/py"); $(ls "$D/latin1"/* 2>&1)"
+fi
+
+# child tables embedded in their parent's documents (bson_embed): the
+# parent's file holds them, read set-based, byte for byte bson_document()'s;
+# no file for an embedded table; the declarations survive pg_dump
+createdb xembed && psql -qX -v ON_ERROR_STOP=1 -d xembed -f - >/dev/null <<'SQL'
+CREATE EXTENSION bson_out;
+CREATE TABLE orders (id int PRIMARY KEY, customer text);
+CREATE TABLE order_lines (order_id int REFERENCES orders, line_no int, item text,
+	PRIMARY KEY (order_id, line_no));
+CREATE TABLE line_taxes (order_id int, line_no int, tax text, rate numeric,
+	PRIMARY KEY (order_id, line_no, tax), FOREIGN KEY (order_id, line_no) REFERENCES order_lines);
+INSERT INTO orders SELECT g, 'c' || g FROM generate_series(1, 3000) g;
+INSERT INTO order_lines SELECT o, l, 'item' || l FROM generate_series(1, 3000) o, generate_series(1, o % 7) l;
+INSERT INTO line_taxes SELECT order_id, line_no, t, 0.1 FROM order_lines, unnest('{vat,eco}'::text[]) t WHERE line_no % 2 = 0;
+SELECT bson_embed('order_lines', 'orders', 'lines');
+SELECT bson_embed('line_taxes', 'order_lines', 'taxes');
+SQL
+run "$BIN" -d xembed --out-dir "$D/embed" -q
+Q -d xembed -c "COPY (SELECT encode(bson_document(o), 'hex') FROM orders o ORDER BY id) TO STDOUT" >"$WORK/embed_want"
+if [ "$rc" -eq 0 ] && [ "$(ls "$D/embed/xembed" | tr '\n' ' ')" = "orders.bson orders.metadata.json " ] &&
+	"$PYTHON" -c '
+import sys, bson
+docs = sorted(bson.decode_file_iter(open(sys.argv[1], "rb"), codec_options=bson.codec_options.CodecOptions(document_class=bson.SON)), key=lambda d: d["_id"])
+got = [bson.encode(d).hex() for d in docs]
+want = open(sys.argv[2]).read().split()
+assert got == want, (len(got), len(want))
+assert docs[5]["lines"][5]["taxes"][0]["tax"] == "eco", docs[5]
+' "$D/embed/xembed/orders.bson" "$WORK/embed_want" 2>"$WORK/py"; then
+	pass "--out-dir with embedded tables: orders.bson alone, each document bson_document()'s, lines and taxes inside"
+else
+	fail "--out-dir with embedded tables" "rc $rc; $(cat "$WORK/err" "$WORK/py"); $(ls "$D/embed"/* 2>&1)"
+fi
+run "$BIN" -d xembed --out-dir "$D/embed4" -j 4 -q
+[ "$rc" -eq 0 ] && cmp -s "$D/embed/xembed/orders.bson" "$D/embed4/xembed/orders.bson" &&
+	pass "--out-dir --jobs 4 with embedded tables: the same file" || fail "--out-dir -j 4 with embedded tables" "$(cat "$WORK/err")"
+run "$BIN" -d xembed --table orders -o "$WORK/orders.bson" -q
+cmp -s "$WORK/orders.bson" "$D/embed/xembed/orders.bson" &&
+	pass "--table orders: the dump's orders.bson" || fail "--table orders with embedded tables" "$(cat "$WORK/err")"
+createdb xembed_restored && pg_dump -Fc -d xembed -f "$WORK/xembed.dump" &&
+	pg_restore -d xembed_restored "$WORK/xembed.dump" 2>"$WORK/restore.err"
+if [ "$(Q -d xembed_restored -c "SELECT string_agg(child || '>' || parent || ':' || field, ' ' ORDER BY field) FROM bson_embedding")" = \
+	"order_lines>orders:lines line_taxes>order_lines:taxes" ] &&
+	[ "$(Q -d xembed_restored -c "COPY (SELECT encode(bson_document(o), 'hex') FROM orders o ORDER BY id) TO STDOUT" | md5sum)" = \
+	"$(md5sum <"$WORK/embed_want")" ]; then
+	pass "pg_dump and pg_restore keep the embeddings (bson_embedding is a configuration table)"
+else
+	fail "pg_dump keeps the embeddings" "$(cat "$WORK/restore.err")"
 fi
 
 # existing files, usage

@@ -752,7 +752,7 @@ def errors():
               r'invalid --segment-size "12Q": give bytes, or a number with a unit kB, MB, GB or TB',
               status=2)
     r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
-    check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.2.0\n", "--version: pg_bsonstream 1.2.0",
+    check(r.returncode == 0 and r.stdout == "pg_bsonstream 1.3.0\n", "--version: pg_bsonstream 1.3.0",
           r.stdout + r.stderr)
     usage_errors(base)
     no_dirs_left()

@@ -1,0 +1,810 @@
+/*
+ * embedding.c
+ *		The declarations of child tables embedded in their parent's
+ *		document (embedding.h): bson_embed() and bson_unembed(), which
+ *		change them, and bson_embeddings_load(), which reads them back and
+ *		checks that each still holds.
+ *
+ * The declarations live in the extension's table bson_embedding, so that
+ * pg_dump keeps them (a configuration table) and logical decoding can read
+ * them as of a change (a user catalog table).  Users may read it; only the
+ * functions here write it, as its owner, after checking the caller owns
+ * both tables.
+ */
+#include "embedding.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "table_model.h"
+
+#define EMBEDDING_TABLE "bson_embedding"
+#define NATTS_EMBEDDING 7
+
+/* What the table holds of one declaration */
+typedef struct Declared
+{
+	Oid			child;
+	Oid			parent;
+	char	   *constraint_name;
+	char	   *field;
+	char	   *shape;
+	bool		keep_collection;
+	ArrayType  *columns;		/* NULL: all but the foreign key's */
+} Declared;
+
+static Oid
+embedding_table(Oid nsp)
+{
+	Oid			relid = get_relname_relid(EMBEDDING_TABLE, nsp);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s.%s of extension bson_out does not exist",
+						get_namespace_name(nsp), EMBEDDING_TABLE),
+				 errhint("Update the extension: ALTER EXTENSION bson_out UPDATE.")));
+	return relid;
+}
+
+/* The rows of bson_embedding as the current query sees them */
+static List *
+read_declared(Oid nsp)
+{
+	Relation	rel = table_open(embedding_table(nsp), AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snapshot = RegisterSnapshot(ActiveSnapshotSet() ?
+											GetActiveSnapshot() :
+											GetTransactionSnapshot());
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+	HeapTuple	tuple;
+	List	   *rows = NIL;
+
+	if (desc->natts != NATTS_EMBEDDING)
+		elog(ERROR, "table %s has %d columns, not %d", EMBEDDING_TABLE,
+			 desc->natts, NATTS_EMBEDDING);
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[NATTS_EMBEDDING];
+		bool		nulls[NATTS_EMBEDDING];
+		Declared   *d = palloc0(sizeof(Declared));
+
+		CHECK_FOR_INTERRUPTS();
+		heap_deform_tuple(tuple, desc, values, nulls);
+		for (int i = 0; i < 6; i++)
+			if (nulls[i])
+				elog(ERROR, "column %d of %s is null", i + 1, EMBEDDING_TABLE);
+		d->child = DatumGetObjectId(values[0]);
+		d->parent = DatumGetObjectId(values[1]);
+		d->constraint_name = pstrdup(NameStr(*DatumGetName(values[2])));
+		d->field = TextDatumGetCString(values[3]);
+		d->shape = TextDatumGetCString(values[4]);
+		d->keep_collection = DatumGetBool(values[5]);
+		d->columns = nulls[6] ? NULL : DatumGetArrayTypePCopy(values[6]);
+		rows = lappend(rows, d);
+	}
+	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return rows;
+}
+
+/* "the embedding of public.lines into public.orders" */
+static char *
+declaration_name(const Declared *d)
+{
+	return psprintf("the embedding of %s into %s",
+					get_rel_name(d->child) ? bson_table_name(d->child) :
+					psprintf("table %u", d->child),
+					get_rel_name(d->parent) ? bson_table_name(d->parent) :
+					psprintf("table %u", d->parent));
+}
+
+/* A table that can be embedded or embed: a table of rows, not a partition */
+static void
+check_table_kind(Oid relid, const char *role, const Declared *d)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class c;
+
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s table of %s no longer exists", role,
+						declaration_name(d)),
+				 errhint("Remove the declaration: SELECT bson_unembed(%u).",
+						 d->child)));
+	c = (Form_pg_class) GETSTRUCT(tuple);
+	if ((c->relkind != RELKIND_RELATION &&
+		 c->relkind != RELKIND_PARTITIONED_TABLE) ||
+		c->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s cannot be embedded or embed: it is not a logged table",
+						bson_table_name(relid)),
+				 errdetail("Only the rows of tables that the change stream carries can be embedded.")));
+	if (c->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s cannot be embedded or embed: it is a partition",
+						bson_table_name(relid)),
+				 errdetail("A partition's rows belong to its root table's documents."),
+				 errhint("Declare the embedding on the partitioned table at the root.")));
+	ReleaseSysCache(tuple);
+}
+
+/* The key model of a table, worked out in the current context */
+static void
+table_key(Oid relid, BsonChangeTable *model)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+
+	memset(model, 0, sizeof(*model));
+	bson_table_model_build(model, rel, CurrentMemoryContext);
+	relation_close(rel, NoLock);
+}
+
+static bool
+attnum_in(AttrNumber att, const AttrNumber *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == att)
+			return true;
+	return false;
+}
+
+static bool
+key_has(const BsonChangeTable *model, AttrNumber att)
+{
+	for (int i = 0; i < model->nkeys; i++)
+		if (model->keys[i] + 1 == att)
+			return true;
+	return false;
+}
+
+/*
+ * The foreign key: its columns of child mapped onto the parent's key, in
+ * the key's order.
+ */
+static void
+resolve_foreign_key(BsonEmbedding *e, const Declared *d,
+					const BsonChangeTable *parent_key)
+{
+	Oid			conoid = get_relation_constraint_oid(d->child, d->constraint_name, true);
+	HeapTuple	tuple;
+	Form_pg_constraint con;
+	Datum		datum;
+	bool		isnull;
+	ArrayType  *conkey;
+	ArrayType  *confkey;
+	int16	   *from;
+	int16	   *to;
+	int			n;
+
+	if (!OidIsValid(conoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("constraint \"%s\" of table %s does not exist",
+						d->constraint_name, bson_table_name(d->child)),
+				 errdetail("It is the foreign key of %s.", declaration_name(d)),
+				 errhint("Declare the embedding again with the table's foreign key, or remove it: SELECT bson_unembed('%s').",
+						 bson_table_name(d->child))));
+	tuple = SearchSysCache1(CONSTROID, ObjectIdGetDatum(conoid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for constraint %u", conoid);
+	con = (Form_pg_constraint) GETSTRUCT(tuple);
+	if (con->contype != CONSTRAINT_FOREIGN || con->confrelid != d->parent)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("constraint \"%s\" of table %s is not a foreign key that references %s",
+						d->constraint_name, bson_table_name(d->child),
+						bson_table_name(d->parent)),
+				 errdetail("A child's rows are embedded by the foreign key that names their parent's row.")));
+	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_conkey, &isnull);
+	Assert(!isnull);
+	conkey = DatumGetArrayTypeP(datum);
+	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_confkey, &isnull);
+	Assert(!isnull);
+	confkey = DatumGetArrayTypeP(datum);
+	n = ARR_DIMS(conkey)[0];
+	from = (int16 *) ARR_DATA_PTR(conkey);
+	to = (int16 *) ARR_DATA_PTR(confkey);
+
+	/* it must reference the parent's _id: exactly its key's columns */
+	if (parent_key->nkeys == 0 || parent_key->id_whole_row || n != parent_key->nkeys)
+		goto not_the_key;
+	e->nfk = n;
+	e->fk = palloc(sizeof(AttrNumber) * n);
+	e->ref = palloc(sizeof(AttrNumber) * n);
+	for (int k = 0; k < n; k++)
+	{
+		AttrNumber	want = parent_key->keys[k] + 1;
+		int			j;
+
+		for (j = 0; j < n; j++)
+			if (to[j] == want)
+				break;
+		if (j == n)
+			goto not_the_key;
+		e->fk[k] = from[j];
+		e->ref[k] = want;
+	}
+	ReleaseSysCache(tuple);
+	return;
+
+not_the_key:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+			 errmsg("foreign key \"%s\" of table %s does not reference the key of %s",
+					d->constraint_name, bson_table_name(d->child),
+					bson_table_name(d->parent)),
+			 errdetail("An embedded row names its parent's document by the parent's _id, which is its replica identity (its primary key, or the index REPLICA IDENTITY USING INDEX names)."),
+			 errhint("Reference the parent's primary key with the foreign key.")));
+}
+
+/* Is the foreign key unique in child: at most one child per parent? */
+static bool
+foreign_key_unique(Oid child, const AttrNumber *fk, int nfk)
+{
+	Relation	rel = relation_open(child, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		unique = false;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_index index;
+		bool		within = true;
+
+		if (!HeapTupleIsValid(tuple))
+			continue;
+		index = (Form_pg_index) GETSTRUCT(tuple);
+		if (!index->indisunique || !index->indimmediate ||
+			!heap_attisnull(tuple, Anum_pg_index_indpred, NULL) ||
+			!heap_attisnull(tuple, Anum_pg_index_indexprs, NULL))
+			within = false;
+		for (int i = 0; within && i < index->indnkeyatts; i++)
+			within = attnum_in(index->indkey.values[i], fk, nfk);
+		ReleaseSysCache(tuple);
+		if (within)
+		{
+			unique = true;
+			break;
+		}
+	}
+	list_free(indexes);
+	relation_close(rel, NoLock);
+	return unique;
+}
+
+/*
+ * Types whose order MongoDB and PostgreSQL share (text compared as COLLATE
+ * "C" compares it: bytes), which an element's key may have: the applier
+ * keeps an array in its key's order.
+ */
+static bool
+element_key_type(Oid type)
+{
+	switch (getBaseType(type))
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case TEXTOID:
+		case VARCHAROID:
+		case UUIDOID:
+		case DATEOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* One declaration, resolved against the catalogs and checked on its own */
+static BsonEmbedding *
+resolve(const Declared *d)
+{
+	BsonEmbedding *e = palloc0(sizeof(BsonEmbedding));
+	BsonChangeTable parent_key;
+	BsonChangeTable child_key;
+	Relation	rel;
+	TupleDesc	desc;
+	bool		unique;
+
+	check_table_kind(d->child, "the embedded", d);
+	check_table_kind(d->parent, "the parent", d);
+	e->child = d->child;
+	e->parent = d->parent;
+	e->constraint_name = d->constraint_name;
+	e->field = d->field;
+	e->keep_collection = d->keep_collection;
+	table_key(d->parent, &parent_key);
+	table_key(d->child, &child_key);
+	resolve_foreign_key(e, d, &parent_key);
+
+	unique = foreign_key_unique(d->child, e->fk, e->nfk);
+	if (strcmp(d->shape, "array") == 0)
+		e->array = true;
+	else if (strcmp(d->shape, "document") == 0)
+	{
+		if (!unique)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("the rows of %s cannot be embedded in %s as one document",
+							bson_table_name(d->child), bson_table_name(d->parent)),
+					 errdetail("No unique index of %s holds the columns of its foreign key \"%s\" alone: a parent can have several.",
+							   bson_table_name(d->child), d->constraint_name),
+					 errhint("Embed them as an array (shape => 'array'), or make the foreign key unique.")));
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid shape \"%s\" of an embedding", d->shape),
+				 errhint("An embedding's shape is 'array' (one-to-many) or 'document' (one-to-one).")));
+
+	/* the element's key: the child's key without the foreign key */
+	if (child_key.nkeys == 0 || child_key.id_whole_row)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("table %s has no key, so its rows cannot be embedded",
+						bson_table_name(d->child)),
+				 errdetail("An embedded row is found in its parent's document by its key."),
+				 errhint("Give the table a primary key.")));
+	e->element_key = palloc(sizeof(AttrNumber) * child_key.nkeys);
+	for (int i = 0; i < child_key.nkeys; i++)
+		if (!attnum_in(child_key.keys[i] + 1, e->fk, e->nfk))
+			e->element_key[e->nelement_key++] = child_key.keys[i] + 1;
+	if (e->array && e->nelement_key == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("the key of %s is its foreign key \"%s\", so its rows cannot be embedded in %s as an array",
+						bson_table_name(d->child), d->constraint_name,
+						bson_table_name(d->parent)),
+				 errdetail("A parent has at most one such row."),
+				 errhint("Embed it as one document (shape => 'document').")));
+
+	/* a move to another parent must be seen: the old row names its parent */
+	if (!child_key.old_row_whole)
+		for (int i = 0; i < e->nfk; i++)
+			if (!key_has(&child_key, e->fk[i]))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("the replica identity of %s does not include its foreign key \"%s\"",
+								bson_table_name(d->child), d->constraint_name),
+						 errdetail("An update that moves a row of %s to another parent would not log the parent it leaves, whose document would keep it.",
+								   bson_table_name(d->child)),
+						 errhint("ALTER TABLE %s REPLICA IDENTITY FULL, or give it a replica identity index that includes the foreign key's columns.",
+								 bson_table_name(d->child))));
+
+	rel = relation_open(d->child, AccessShareLock);
+	desc = RelationGetDescr(rel);
+	e->natts = desc->natts;
+	e->included = palloc0(sizeof(bool) * Max(desc->natts, 1));
+	if (d->columns == NULL)
+	{
+		for (int i = 0; i < desc->natts; i++)
+			e->included[i] = !TupleDescAttr(desc, i)->attisdropped &&
+				!attnum_in(i + 1, e->fk, e->nfk);
+	}
+	else
+	{
+		Datum	   *names;
+		bool	   *nulls;
+		int			n;
+
+		deconstruct_array(d->columns, NAMEOID, NAMEDATALEN, false, TYPALIGN_CHAR,
+						  &names, &nulls, &n);
+		for (int i = 0; i < n; i++)
+		{
+			AttrNumber	att = nulls[i] ? InvalidAttrNumber :
+				get_attnum(d->child, NameStr(*DatumGetName(names[i])));
+
+			if (att <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column \"%s\" of table %s does not exist",
+								nulls[i] ? "(null)" : NameStr(*DatumGetName(names[i])),
+								bson_table_name(d->child)),
+						 errdetail("It is one of the columns of %s.", declaration_name(d))));
+			e->included[att - 1] = true;
+		}
+	}
+	for (int i = 0; i < e->nelement_key; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, e->element_key[i] - 1);
+
+		if (e->array && !e->included[e->element_key[i] - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("column \"%s\" of table %s must be in its embedded rows",
+							NameStr(a->attname), bson_table_name(d->child)),
+					 errdetail("It is part of the key by which an element is found in its parent's array.")));
+		if (e->array && !element_key_type(a->atttypid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of table %s, of type %s, cannot order the elements of an embedded array",
+							NameStr(a->attname), bson_table_name(d->child),
+							format_type_be(a->atttypid)),
+					 errdetail("Elements are kept in the order of their key, which MongoDB and PostgreSQL must compare alike: integers, text and varchar (as COLLATE \"C\"), uuid and date do."),
+					 errhint("Give the table a key of such columns.")));
+	}
+	relation_close(rel, NoLock);
+
+	/* the field: a name of its own in the parent's documents */
+	if (e->field[0] == '\0' || e->field[0] == '$' || strchr(e->field, '.') != NULL ||
+		strcmp(e->field, "_id") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("invalid field name \"%s\" for an embedding", e->field),
+				 errdetail("The field of embedded rows cannot be empty or _id, start with $ or hold a dot.")));
+	{
+		AttrNumber	att = get_attnum(d->parent, e->field);
+
+		if (att > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("table %s has a column named \"%s\", the field of %s",
+							bson_table_name(d->parent), e->field,
+							declaration_name(d)),
+					 errhint("Name the embedded field differently.")));
+	}
+	return e;
+}
+
+BsonEmbedding *
+bson_embedding_of(List *embeddings, Oid child)
+{
+	ListCell   *lc;
+
+	foreach(lc, embeddings)
+	{
+		BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+
+		if (e->child == child)
+			return e;
+	}
+	return NULL;
+}
+
+/* The rules between declarations: depth, cycles, a row names the top */
+static void
+check_together(List *embeddings)
+{
+	ListCell   *lc;
+
+	foreach(lc, embeddings)
+	{
+		BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+		BsonEmbedding *up = bson_embedding_of(embeddings, e->parent);
+		int			depth = 1;
+		ListCell   *other;
+
+		CHECK_FOR_INTERRUPTS();
+		if (up != NULL)
+			for (int i = 0; i < up->nfk; i++)
+				if (!attnum_in(up->fk[i], e->ref, e->nfk))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("the key of %s does not include its foreign key \"%s\", so the rows of %s cannot be embedded in it",
+									bson_table_name(e->parent), up->constraint_name,
+									bson_table_name(e->child)),
+							 errdetail("A row embedded below the top must name the top document from its own columns: its foreign key references its parent's key, which must hold the key of the parent's parent."),
+							 errhint("Make the foreign key of %s part of its primary key (as in PRIMARY KEY (order_id, line_no)), and reference that key.",
+									 bson_table_name(e->parent))));
+		for (; up != NULL; up = bson_embedding_of(embeddings, up->parent))
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (up->child == e->child)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("table %s would be embedded in itself",
+								bson_table_name(e->child)),
+						 errdetail("Its embeddings make a cycle.")));
+			if (++depth > BSON_EMBED_MAX_DEPTH)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("table %s would be embedded %d levels deep", bson_table_name(e->child), depth),
+						 errdetail("Rows are embedded at most %d levels below a top document.",
+								   BSON_EMBED_MAX_DEPTH)));
+		}
+		for_each_from(other, embeddings, foreach_current_index(lc) + 1)
+		{
+			BsonEmbedding *o = (BsonEmbedding *) lfirst(other);
+
+			if (o->parent == e->parent && strcmp(o->field, e->field) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("the rows of %s and of %s would both be field \"%s\" of %s",
+								bson_table_name(e->child), bson_table_name(o->child),
+								e->field, bson_table_name(e->parent)),
+						 errhint("Name the embedded field differently.")));
+		}
+		if (e->child == e->parent)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("table %s would be embedded in itself",
+							bson_table_name(e->child))));
+	}
+}
+
+List *
+bson_embeddings_load(Oid nsp)
+{
+	List	   *declared = read_declared(nsp);
+	List	   *embeddings = NIL;
+	ListCell   *lc;
+
+	foreach(lc, declared)
+		embeddings = lappend(embeddings, resolve((Declared *) lfirst(lc)));
+	check_together(embeddings);
+	return embeddings;
+}
+
+static int
+field_cmp(const ListCell *a, const ListCell *b)
+{
+	return strcmp(((BsonEmbedding *) lfirst(a))->field,
+				  ((BsonEmbedding *) lfirst(b))->field);
+}
+
+List *
+bson_embeddings_into(List *embeddings, Oid table)
+{
+	List	   *into = NIL;
+	ListCell   *lc;
+
+	foreach(lc, embeddings)
+	{
+		BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+
+		if (e->parent == table)
+			into = lappend(into, e);
+	}
+	list_sort(into, field_cmp);
+	return into;
+}
+
+/*
+ * Run sql on bson_embedding as the table's owner (users may only read it),
+ * with args.
+ */
+static void
+write_as_owner(Oid nsp, const char *sql, int nargs, Oid *types, Datum *values,
+			   const char *nulls)
+{
+	Oid			table = embedding_table(nsp);
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", table);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
+		elog(ERROR, "SPI_execute_with_args failed: %d", rc);
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	CommandCounterIncrement();
+}
+
+static void
+check_owner(Oid relid)
+{
+	if (!bson_table_owned_by(relid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s", bson_table_name(relid)),
+				 errdetail("Embedding changes the documents of both tables.")));
+}
+
+/* The foreign key of child that references parent, when there is one */
+static char *
+only_foreign_key(Oid child, Oid parent)
+{
+	Relation	rel = table_open(ConstraintRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *found = NULL;
+	int			n = 0;
+
+	ScanKeyInit(&key, Anum_pg_constraint_conrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(child));
+	scan = systable_beginscan(rel, ConstraintRelidTypidNameIndexId, true,
+							  NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_constraint con = (Form_pg_constraint) GETSTRUCT(tuple);
+
+		if (con->contype == CONSTRAINT_FOREIGN && con->confrelid == parent)
+		{
+			n++;
+			found = pstrdup(NameStr(con->conname));
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s has no foreign key that references %s",
+						bson_table_name(child), bson_table_name(parent)),
+				 errdetail("A child's rows are embedded by the foreign key that names their parent's row."),
+				 errhint("Add one: ALTER TABLE %s ADD FOREIGN KEY (...) REFERENCES %s.",
+						 bson_table_name(child), bson_table_name(parent))));
+	if (n > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_AMBIGUOUS_PARAMETER),
+				 errmsg("table %s has %d foreign keys that reference %s",
+						bson_table_name(child), n, bson_table_name(parent)),
+				 errhint("Name the one that embeds its rows: foreign_key => '...'.")));
+	return found;
+}
+
+PG_FUNCTION_INFO_V1(bson_embed);
+/*
+ * bson_embed(child regclass, parent regclass, field text, foreign_key name,
+ * shape text, keep_collection boolean, columns name[])
+ */
+Datum
+bson_embed(PG_FUNCTION_ARGS)
+{
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			child;
+	Oid			parent;
+	char	   *constraint_name;
+	char	   *shape;
+	List	   *current;
+	Oid			types[NATTS_EMBEDDING] = {REGCLASSOID, REGCLASSOID, NAMEOID, TEXTOID,
+	TEXTOID, BOOLOID, NAMEARRAYOID};
+	Datum		values[NATTS_EMBEDDING];
+	char		nulls[NATTS_EMBEDDING] = "       ";
+	Name		conname = palloc0(NAMEDATALEN);
+
+	for (int i = 0; i < 3; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("the %s of bson_embed cannot be null",
+							i == 0 ? "child" : i == 1 ? "parent" : "field")));
+	child = PG_GETARG_OID(0);
+	parent = PG_GETARG_OID(1);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(child)) ||
+		!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(parent)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist",
+						SearchSysCacheExists1(RELOID, ObjectIdGetDatum(child)) ? parent : child)));
+	check_owner(child);
+	check_owner(parent);
+	/* one declaration at a time: the checks read them all */
+	LockRelationOid(embedding_table(nsp), ShareRowExclusiveLock);
+	constraint_name = PG_ARGISNULL(3) ? only_foreign_key(child, parent) :
+		NameStr(*PG_GETARG_NAME(3));
+
+	current = bson_embeddings_load(nsp);
+	if (bson_embedding_of(current, child) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("table %s is already embedded", bson_table_name(child)),
+				 errhint("Remove its embedding first: SELECT bson_unembed('%s').",
+						 bson_table_name(child))));
+
+	if (!PG_ARGISNULL(4))
+		shape = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	else
+	{
+		/* one-to-one where the foreign key is unique */
+		Declared	probe = {child, parent, constraint_name, "", "array", false, NULL};
+		BsonEmbedding e = {0};
+		BsonChangeTable parent_key;
+
+		table_key(parent, &parent_key);
+		resolve_foreign_key(&e, &probe, &parent_key);
+		shape = foreign_key_unique(child, e.fk, e.nfk) ? "document" : "array";
+	}
+
+	/* the new declaration on its own, then with every other */
+	{
+		Declared   *d = palloc0(sizeof(Declared));
+
+		d->child = child;
+		d->parent = parent;
+		d->constraint_name = constraint_name;
+		d->field = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		d->shape = shape;
+		d->keep_collection = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
+		d->columns = PG_ARGISNULL(6) ? NULL : PG_GETARG_ARRAYTYPE_P(6);
+		check_together(lappend(current, resolve(d)));
+	}
+
+	namestrcpy(conname, constraint_name);
+	values[0] = ObjectIdGetDatum(child);
+	values[1] = ObjectIdGetDatum(parent);
+	values[2] = NameGetDatum(conname);
+	values[3] = PointerGetDatum(PG_GETARG_TEXT_PP(2));
+	values[4] = CStringGetTextDatum(shape);
+	values[5] = BoolGetDatum(!PG_ARGISNULL(5) && PG_GETARG_BOOL(5));
+	if (PG_ARGISNULL(6))
+		nulls[6] = 'n';
+	else
+		values[6] = PG_GETARG_DATUM(6);
+	write_as_owner(nsp,
+				   psprintf("INSERT INTO %s.%s VALUES ($1, $2, $3, $4, $5, $6, $7)",
+							quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
+				   NATTS_EMBEDDING, types, values, nulls);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(bson_unembed);
+/* bson_unembed(child regclass): the child's rows are its own again */
+Datum
+bson_unembed(PG_FUNCTION_ARGS)
+{
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			child = PG_GETARG_OID(0);
+	List	   *declared = read_declared(nsp);
+	ListCell   *lc;
+	Declared   *found = NULL;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(child)};
+
+	LockRelationOid(embedding_table(nsp), ShareRowExclusiveLock);
+	foreach(lc, declared)
+		if (((Declared *) lfirst(lc))->child == child)
+			found = (Declared *) lfirst(lc);
+	if (found == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table %s is not embedded",
+						get_rel_name(child) ? bson_table_name(child) :
+						psprintf("with OID %u", child))));
+	/* a table that is gone is no one's: its parent's owner may remove it */
+	if (get_rel_name(child) != NULL)
+		check_owner(child);
+	else if (get_rel_name(found->parent) != NULL)
+		check_owner(found->parent);
+	else if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to remove the embedding of a dropped table into a dropped table")));
+	write_as_owner(nsp,
+				   psprintf("DELETE FROM %s.%s WHERE child::oid = $1",
+							quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
+				   1, types, values, NULL);
+	PG_RETURN_VOID();
+}
