@@ -15,6 +15,8 @@
  *	dead_letter.c  the dead-letter file
  *	schema_follow.c  schema events: a table's collection copied again or
  *	               dropped, the shapes the collections have
+ *	embed_apply.c  a collection whose documents hold embedded rows: the
+ *	               batch's documents read, changed in memory, written whole
  *
  * One applier a process: its state is the global 'applier', written by the
  * applier's thread only, but for what is under its lock (stats, failed).
@@ -157,6 +159,8 @@ extern char *id_json(const bson_t *selector);
 extern int	is_write(ApplyKind k);
 extern int	store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id);
 extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
+/* ops[idx[0..n-1]], one collection's writes in order, as ordered calls */
+extern int	apply_collection(int *idx, int n);
 extern char **pending_segments(uint64_t *bytes);
 extern void free_names(char **names);
 
@@ -220,6 +224,10 @@ extern int	later_change(const char *coll, bson_iter_t *id, const char *after);
 extern void mark_replay(int *idx, int from, int upto);
 extern int	move_aside(const Op *op);
 extern int	check_moved(void);
+
+/* embed_apply.c: a collection whose documents hold embedded rows */
+extern int	embed_collection(const int *idx, int n);
+extern int	embed_apply(int *idx, int n);
 
 /* dead_letter.c: a refused write appended, durably; -1 (failed) if it could not be */
 extern int	dead_letter(const char *db, const char *coll, const bson_t *selector, const char *token,

@@ -29,6 +29,12 @@ typedef struct EventFields
 	int			has_partition_filter;
 	bson_iter_t description;
 	int			has_description;
+	bson_iter_t embed_in;
+	int			has_embed_in;
+	bson_iter_t embed_from;
+	int			has_embed_from;
+	bson_iter_t fields;
+	int			has_fields;
 	int64_t		wall_ms;
 } EventFields;
 
@@ -37,6 +43,25 @@ refuse(ApplyEvent *ev, const char *fmt, const char *arg)
 {
 	ev->kind = APPLY_REFUSED;
 	snprintf(ev->problem, sizeof(ev->problem), fmt, arg);
+}
+
+/* A copy of the document or array it holds, or NULL */
+static bson_t *
+sub_copy(const bson_iter_t *it)
+{
+	uint32_t	n;
+	const uint8_t *d;
+	bson_t		sub;
+
+	if (BSON_ITER_HOLDS_DOCUMENT(it))
+		bson_iter_document(it, &n, &d);
+	else if (BSON_ITER_HOLDS_ARRAY(it))
+		bson_iter_array(it, &n, &d);
+	else
+		return NULL;
+	if (!bson_init_static(&sub, d, n))
+		return NULL;
+	return bson_copy(&sub);
 }
 
 /* Would $set or $unset read name as a path or an operator? */
@@ -242,6 +267,21 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 			f.description = it;
 			f.has_description = 1;
 		}
+		else if (strcmp(k, "embeddedIn") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.embed_in = it;
+			f.has_embed_in = 1;
+		}
+		else if (strcmp(k, "embeddedFrom") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it))
+		{
+			f.embed_from = it;
+			f.has_embed_from = 1;
+		}
+		else if (strcmp(k, "embeddedFields") == 0 && BSON_ITER_HOLDS_ARRAY(&it))
+		{
+			f.fields = it;
+			f.has_fields = 1;
+		}
 	}
 	if (!f.has_token || f.op == NULL || !f.has_ns)
 	{
@@ -264,6 +304,21 @@ event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev, char *err, s
 	ev->wall_ms = f.wall_ms;
 	if (f.has_key)
 		bson_append_iter(ev->selector, "_id", 3, &f.key);
+	if ((f.has_embed_in && (ev->embed_in = sub_copy(&f.embed_in)) == NULL) ||
+		(f.has_embed_from && (ev->embed_from = sub_copy(&f.embed_from)) == NULL) ||
+		(f.has_fields && (ev->fields = sub_copy(&f.fields)) == NULL))
+	{
+		snprintf(err, errsize, "an event with a damaged embeddedIn, embeddedFrom or embeddedFields");
+		return -1;
+	}
+	if (ev->embed_in || ev->embed_from)
+	{
+		bson_iter_t own;
+
+		ev->embed_own = bson_iter_init_find(&own, ev->embed_in ? ev->embed_in : ev->embed_from,
+											"ownCollection") &&
+			BSON_ITER_HOLDS_BOOL(&own) && bson_iter_bool(&own);
+	}
 
 	if (strcmp(f.op, "modify") == 0 || strcmp(f.op, "drop") == 0)
 		return read_schema_event(&f, ev, err, errsize);
@@ -363,8 +418,49 @@ event_apply_free(ApplyEvent *ev)
 	if (ev->unchanged)
 		bson_destroy(ev->unchanged);
 	ev->selector = ev->doc = ev->unchanged = NULL;
+	if (ev->embed_in)
+		bson_destroy(ev->embed_in);
+	if (ev->embed_from)
+		bson_destroy(ev->embed_from);
+	if (ev->fields)
+		bson_destroy(ev->fields);
+	ev->embed_in = ev->embed_from = ev->fields = NULL;
 	free(ev->shape);
 	ev->shape = NULL;
+}
+
+int
+event_apply_embedded(const ApplyEvent *ev, ApplyEvent *out)
+{
+	const bson_t *pos = ev->embed_in ? ev->embed_in : ev->embed_from;
+	bson_iter_t it;
+	bson_iter_t sub;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = APPLY_EMBEDDED;
+	memcpy(out->token, ev->token, sizeof(out->token));
+	out->wall_ms = ev->wall_ms;
+	out->embed_own = ev->embed_own;
+	out->selector = bson_new();
+	out->doc = bson_new();
+	out->unchanged = bson_new();
+	out->embed_in = ev->embed_in ? bson_copy(ev->embed_in) : NULL;
+	out->embed_from = ev->embed_from ? bson_copy(ev->embed_from) : NULL;
+	if (!bson_iter_init_find(&it, pos, "ns") || !BSON_ITER_HOLDS_DOCUMENT(&it) ||
+		!bson_iter_recurse(&it, &sub))
+		return -1;
+	while (bson_iter_next(&sub))
+	{
+		if (strcmp(bson_iter_key(&sub), "db") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+			snprintf(out->db, sizeof(out->db), "%s", bson_iter_utf8(&sub, NULL));
+		else if (strcmp(bson_iter_key(&sub), "coll") == 0 && BSON_ITER_HOLDS_UTF8(&sub))
+			snprintf(out->coll, sizeof(out->coll), "%s", bson_iter_utf8(&sub, NULL));
+	}
+	/* the top document, for messages (none: a truncate's every document) */
+	if (bson_iter_init_find(&it, pos, "documentKey") && BSON_ITER_HOLDS_DOCUMENT(&it) &&
+		bson_iter_recurse(&it, &sub) && bson_iter_find(&sub, "_id"))
+		bson_append_iter(out->selector, "_id", 3, &sub);
+	return out->db[0] && out->coll[0] ? 0 : -1;
 }
 
 int

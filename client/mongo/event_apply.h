@@ -20,6 +20,12 @@
  *	modify, drop             a DDL changed the table's documents: its
  *	                         collection copied again, or dropped
  *	                         (schema_follow.c)
+ *	embeddedIn/embeddedFrom  a row embedded in its parent's document: the
+ *	                         top document read, changed by the element's
+ *	                         key and written whole (embed_apply.c); its own
+ *	                         collection too where ownCollection says so
+ *	embeddedFields           a parent's: its embedded fields kept when its
+ *	                         columns are written (embed_apply.c)
  *
  * Events that cannot be applied say why (problem): a table without a
  * replica identity (no documentKey: its documents cannot be found again),
@@ -49,6 +55,9 @@ typedef enum
 								 * truncated partitions' documents */
 	APPLY_KEY_CHANGE_INSERT,	/* replace, upsert, with the delete before */
 	APPLY_SCHEMA,				/* modify or drop: schema_follow.c */
+	APPLY_EMBEDDED,				/* a row embedded in its parent's document
+								 * (embed_apply.c): into the top document's
+								 * collection */
 	APPLY_REFUSED				/* cannot be applied: see problem */
 } ApplyKind;
 
@@ -69,6 +78,11 @@ typedef struct ApplyEvent
 	int64_t		relid;
 	char		table[600];		/* schema.table */
 	char	   *shape;			/* malloc'ed; NULL: a drop */
+	/* embedded rows (embed_apply.c); NULL where the event has none */
+	bson_t	   *embed_in;		/* embeddedIn: where the row is now */
+	bson_t	   *embed_from;		/* embeddedFrom: where it was */
+	bson_t	   *fields;			/* a parent's embeddedFields */
+	int			embed_own;		/* the row's own collection is written too */
 } ApplyEvent;
 
 /*
@@ -79,6 +93,14 @@ typedef struct ApplyEvent
 extern int	event_apply_read(const uint8_t *data, uint32_t len, ApplyEvent *ev,
 							 char *err, size_t errsize);
 extern void event_apply_free(ApplyEvent *ev);
+
+/*
+ * The write into the top document's collection of an event of an embedded
+ * row (embed_in or embed_from set): kind APPLY_EMBEDDED, ns the top
+ * collection's, selector {_id: the top document's}, into out (allocated
+ * here); 0, or -1 if the event's embedded fields are damaged.
+ */
+extern int	event_apply_embedded(const ApplyEvent *ev, ApplyEvent *out);
 
 /*
  * The fragments of a split event, in order: one event with the fields of

@@ -358,7 +358,6 @@ is_write(ApplyKind k)
 		k == APPLY_DELETE_ALL || k == APPLY_KEY_CHANGE_INSERT;
 }
 
-static int	apply_collection(int *idx, int n);
 
 
 /*
@@ -398,7 +397,7 @@ isolate_failure(int *idx, int from, int upto, int nwrites, int code, const char 
  * rest follows; a RETRY is tried again, from the start of the writes not
  * known to be applied (they are idempotent: a replay).
  */
-static int
+int
 apply_collection(int *idx, int n)
 {
 	int			from = 0;
@@ -856,9 +855,15 @@ flush_batch(int store)
 				idx[n++] = j;
 				done[j] = 1;
 			}
-		rc = check_update_targets(idx, n);
-		if (rc == 0)
-			rc = apply_collection(idx, n);
+		/* documents that hold embedded rows: read, changed and written whole */
+		if (embed_collection(idx, n))
+			rc = embed_apply(idx, n);
+		else
+		{
+			rc = check_update_targets(idx, n);
+			if (rc == 0)
+				rc = apply_collection(idx, n);
+		}
 	}
 	free(idx);
 	free(done);
@@ -1096,6 +1101,8 @@ release_held(void)
 	return add_op(&applier.held);
 }
 
+static int	take_write(Op *op);
+
 /* One (merged) event of the stream */
 static int
 take_event(const uint8_t *data, uint32_t len)
@@ -1140,6 +1147,47 @@ take_event(const uint8_t *data, uint32_t len)
 		free_op(&op);
 		return rc;
 	}
+	/*
+	 * A row embedded in its parent's document: a write into the top
+	 * document's collection, and into its own where it keeps one
+	 */
+	if (op.ev.embed_in != NULL || op.ev.embed_from != NULL)
+	{
+		Op			e;
+
+		memset(&e, 0, sizeof(e));
+		if (event_apply_embedded(&op.ev, &e.ev) != 0 || (e.event = malloc(len)) == NULL)
+		{
+			event_apply_free(&e.ev);
+			free_op(&op);
+			fail("an embedded row's event without the collection of its top document, or out of memory");
+			return -1;
+		}
+		memcpy(e.event, data, len);
+		e.event_len = len;
+		e.replay = op.replay;
+		if (op.ev.embed_own)
+		{
+			if (take_write(&op) != 0)
+			{
+				free_op(&e);
+				return -1;
+			}
+		}
+		else
+			free_op(&op);
+		return take_write(&e);
+	}
+	return take_write(&op);
+}
+
+/* A write of the stream, into its batch */
+static int
+take_write(Op *op_in)
+{
+	Op			op = *op_in;
+	char		err[1200];
+
 	/* a table copied again: its changes that the copy holds */
 	if (schema_skips(&op.ev))
 	{
@@ -1154,6 +1202,16 @@ take_event(const uint8_t *data, uint32_t len)
 	{
 		snprintf(op.ev.problem, sizeof(op.ev.problem), "%.*s", (int) strcspn(err, "\n"), err);
 		op.ev.kind = APPLY_REFUSED;
+	}
+	/* a document with embedded rows is written whole: no key change of its own */
+	if (op.ev.kind == APPLY_EMBEDDED || op.ev.fields != NULL)
+	{
+		if (release_held() != 0)
+		{
+			free_op(&op);
+			return -1;
+		}
+		return add_op(&op);
 	}
 	if (op.ev.kind == APPLY_KEY_CHANGE_INSERT)
 	{

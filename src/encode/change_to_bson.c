@@ -451,6 +451,208 @@ bson_schema_event(BsonChangeOp op, const char *ns, Size nslen, Oid relid,
 	return bson_writer_finish(&w);
 }
 
+/* An embedded row's top document's _id, from its own columns */
+static void
+append_top_id(BsonWriter *w, const BsonChangeTable *table, const BsonChangeRow *row)
+{
+	const BsonEmbedPath *p = table->embed;
+	BsonRecordOptions opts = record_options(table, false);
+
+	if (p->ntop == 1)
+		bson_append_record_column(w, table->columns, p->top_columns[0], "_id", 3,
+								  row->values[p->top_columns[0]], false, &opts);
+	else
+	{
+		Size		id = bson_append_document_begin(w, "_id", 3);
+
+		for (int i = 0; i < p->ntop; i++)
+			bson_append_record_column(w, table->columns, p->top_columns[i],
+									  p->top_names[i], strlen(p->top_names[i]),
+									  row->values[p->top_columns[i]], false, &opts);
+		bson_close(w, id);
+	}
+}
+
+/*
+ * Does row name its parent: none of the columns of its foreign key (the top
+ * document's and the levels' keys above its own) NULL or missing?
+ */
+static bool
+has_parent(const BsonChangeTable *table, const BsonChangeRow *row)
+{
+	const BsonEmbedPath *p = table->embed;
+
+	for (int i = 0; i < p->ntop; i++)
+		if (row->nulls[p->top_columns[i]] || is_missing(row, p->top_columns[i]))
+			return false;
+	for (int l = 0; l < p->nlevels; l++)
+		for (int i = 0; i < p->levels[l].nkey; i++)
+			if (row->nulls[p->levels[l].key_columns[i]] ||
+				is_missing(row, p->levels[l].key_columns[i]))
+				return false;
+	return true;
+}
+
+/*
+ * The embedded fields of a document (or element), in their order, each
+ * with the value it has without embedded rows ("default": an empty array,
+ * or null; none where omit_nulls leaves the field out):
+ *	[{field: "lines", shape: "array", default: []}, ...]
+ */
+static void
+append_embedded_fields_shape(BsonWriter *w, const char *name, int namelen,
+							 const BsonChangeTable *table, bool omit_nulls)
+{
+	Size		arr = bson_append_array_begin(w, name, namelen);
+
+	for (int i = 0; i < table->nembedded; i++)
+	{
+		const BsonEmbedField *f = &table->embedded[i];
+		const char *shape = f->array ? "array" : "document";
+		Size		doc;
+
+		bson_index_key(w, BSON_TYPE_DOCUMENT, (uint32) i, BSON_CONTAINER_VALSIZE);
+		doc = bson_open(w);
+		bson_append_string(w, "field", 5, f->name, strlen(f->name));
+		bson_append_string(w, "shape", 5, shape, strlen(shape));
+		if (f->array)
+		{
+			Size		empty = bson_append_array_begin(w, "default", 7);
+
+			bson_close(w, empty);
+		}
+		else if (!omit_nulls)
+			bson_append_null(w, "default", 7);
+		bson_close(w, doc);
+	}
+	bson_close(w, arr);
+}
+
+/*
+ * Where an embedded row is (row NULL: every element of its level, for a
+ * truncate): the top collection, the top document's _id, the path of
+ * fields and element keys down to it, as the elements of the document
+ * being written
+ */
+static void
+append_position_elements(BsonWriter *w, const BsonChangeTable *table,
+						 const BsonChangeRow *row, bool omit_nulls)
+{
+	const BsonEmbedPath *p = table->embed;
+	BsonRecordOptions opts = record_options(table, false);
+	Size		path;
+
+	bson_put_raw(w, p->ns, p->nslen);
+	if (row != NULL)
+	{
+		Size		dk = bson_append_document_begin(w, "documentKey", 11);
+
+		append_top_id(w, table, row);
+		bson_close(w, dk);
+	}
+	path = bson_append_array_begin(w, "path", 4);
+	for (int l = 0; l < p->nlevels; l++)
+	{
+		const BsonEmbedLevel *lv = &p->levels[l];
+		const char *shape = lv->array ? "array" : "document";
+		Size		level;
+
+		bson_index_key(w, BSON_TYPE_DOCUMENT, (uint32) l, BSON_CONTAINER_VALSIZE);
+		level = bson_open(w);
+		bson_append_string(w, "field", 5, lv->field, strlen(lv->field));
+		bson_append_string(w, "shape", 5, shape, strlen(shape));
+		/* a sub-document's field without it: null, or none */
+		if (!lv->array && !omit_nulls)
+			bson_append_null(w, "default", 7);
+		if (row != NULL && lv->nkey > 0)
+		{
+			Size		key = bson_append_document_begin(w, "key", 3);
+
+			for (int i = 0; i < lv->nkey; i++)
+				bson_append_record_column(w, table->columns, lv->key_columns[i],
+										  lv->key_names[i], strlen(lv->key_names[i]),
+										  row->values[lv->key_columns[i]], false, &opts);
+			bson_close(w, key);
+		}
+		bson_close(w, level);
+	}
+	bson_close(w, path);
+	bson_append_bool(w, "ownCollection", 13, p->own_collection);
+}
+
+/* The position alone, as a document in scratch (for comparing two) */
+static bytea *
+position_document(const BsonChangeTable *table, const BsonChangeRow *row,
+				  bool omit_nulls)
+{
+	BsonWriter	w;
+	Size		doc;
+
+	bson_writer_init(&w, 128);
+	w.max_size = (Size) BSON_MAX_DOCUMENT_SIZE;
+	doc = bson_open(&w);
+	append_position_elements(&w, table, row, omit_nulls);
+	bson_close(&w, doc);
+	return bson_writer_finish(&w);
+}
+
+/*
+ * embeddedFrom (where the row was, when the WAL says and it moved) and
+ * embeddedIn (where it is, with its element) of an embedded row's event
+ */
+static void
+append_embedded(BsonWriter *w, const BsonChangeEvent *ev, bool omit_nulls)
+{
+	const BsonChangeTable *table = ev->table;
+	bytea	   *from = NULL;
+	bytea	   *in = NULL;
+
+	if (ev->op == BSON_CHANGE_TRUNCATE)
+	{
+		Size		doc = bson_append_document_begin(w, "embeddedIn", 10);
+
+		append_position_elements(w, table, NULL, omit_nulls);
+		/* some partitions only: which elements were theirs is not said */
+		if (ev->npartitions > 0)
+			append_string_array(w, "partitions", 10, ev->partitions, ev->npartitions);
+		bson_close(w, doc);
+		return;
+	}
+	if (ev->row != NULL && has_parent(table, ev->row))
+		in = position_document(table, ev->row, omit_nulls);
+	if ((ev->op == BSON_CHANGE_DELETE || ev->op == BSON_CHANGE_UPDATE) &&
+		ev->old_identity != NULL && has_parent(table, ev->old_identity))
+	{
+		from = position_document(table, ev->old_identity, omit_nulls);
+		if (in != NULL && VARSIZE(from) == VARSIZE(in) &&
+			memcmp(VARDATA(from), VARDATA(in), VARSIZE(in) - VARHDRSZ) == 0)
+			from = NULL;
+	}
+	if (from != NULL)
+	{
+		bson_key(w, BSON_TYPE_DOCUMENT, "embeddedFrom", 12, VARSIZE(from) - VARHDRSZ);
+		bson_put_raw(w, VARDATA(from), VARSIZE(from) - VARHDRSZ);
+	}
+	if (in != NULL)
+	{
+		Size		doc = bson_append_document_begin(w, "embeddedIn", 10);
+		Size		element;
+		bool		partial = has_missing(ev->row, table->tupdesc->natts);
+
+		/* the position's elements, without its document's frame */
+		bson_put_raw(w, VARDATA(in) + 4, VARSIZE(in) - VARHDRSZ - 5);
+		element = bson_append_document_begin(w, "element", 7);
+		bson_row_append_columns(w, table, ev->row, table->embed->included, omit_nulls);
+		bson_close(w, element);
+		/* a value the WAL left out (TOASTed, unchanged): the element's own is kept */
+		if (partial)
+			bson_append_bool(w, "partial", 7, true);
+		if (table->nembedded > 0)
+			append_embedded_fields_shape(w, "elementFields", 13, table, omit_nulls);
+		bson_close(w, doc);
+	}
+}
+
 bytea *
 bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 				  const BsonChangeOptions *opts)
@@ -517,6 +719,12 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 		(ev->op == BSON_CHANGE_UPDATE || ev->op == BSON_CHANGE_DELETE))
 		append_row_document(&w, "fullDocumentBeforeChange", 24, table, ev->key,
 							ev->old, opts->omit_nulls);
+
+	/* rows embedded in a parent's document, and a parent's embedded fields */
+	if (table->embed != NULL)
+		append_embedded(&w, ev, opts->omit_nulls);
+	else if (table->nembedded > 0 && ev->op != BSON_CHANGE_TRUNCATE)
+		append_embedded_fields_shape(&w, "embeddedFields", 14, table, opts->omit_nulls);
 
 	bson_append_int64(&w, "txnNumber", 9, (int64) txn->xid);
 	bson_close(&w, doc);

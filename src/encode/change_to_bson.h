@@ -36,6 +36,41 @@ typedef struct BsonChangeTxn
 	uint64		position;		/* 1 for the transaction's first event */
 } BsonChangeTxn;
 
+/*
+ * Rows embedded in their parent's documents (src/model/embedding.h), as
+ * their events say where they go.  Columns are the event's table's,
+ * 0-based.
+ */
+typedef struct BsonEmbedField
+{
+	const char *name;
+	bool		array;			/* else one sub-document */
+} BsonEmbedField;
+
+/* One level of the path from the top document down to a row's element */
+typedef struct BsonEmbedLevel
+{
+	const char *field;
+	bool		array;
+	int			nkey;			/* an array's element key: its columns */
+	const int  *key_columns;
+	const char *const *key_names;
+} BsonEmbedLevel;
+
+typedef struct BsonEmbedPath
+{
+	const char *ns;				/* the top collection's encoded "ns" element */
+	Size		nslen;
+	int			ntop;			/* the top document's _id: its key columns */
+	const int  *top_columns;
+	const char *const *top_names;
+	int			nlevels;		/* the top's field first, the row's own last */
+	const BsonEmbedLevel *levels;
+	const bool *included;		/* by column: in the element */
+	bool		own_collection; /* the table's own collection is written too */
+	Oid			top;			/* the top document's table */
+} BsonEmbedPath;
+
 /* What the events of one table share, worked out once per row type */
 typedef struct BsonChangeTable
 {
@@ -55,6 +90,13 @@ typedef struct BsonChangeTable
 	BsonUnmappable unmappable;	/* values without a BSON mapping */
 	const char *policy_name;	/* the setting or option that chose it */
 	const char *name;			/* schema.table, for messages */
+	/* embedded rows: where this table's go, and the fields of its own */
+	const BsonEmbedPath *embed; /* NULL: the rows are documents of their own */
+	int			nembedded;		/* the embedded fields of its documents (or
+								 * elements), in order */
+	const BsonEmbedField *embedded;
+	const char *embedded_shape; /* their JSON (bson_embedded_shape), NULL
+								 * if none; part of bson_table_shape */
 } BsonChangeTable;
 
 /*
@@ -97,6 +139,9 @@ typedef struct BsonChangeEvent
 	const BsonChangeRow *row;	/* insert and update: the new row */
 	const BsonChangeRow *old;	/* update and delete: the old row when it is
 								 * whole, else NULL */
+	const BsonChangeRow *old_identity;	/* the old row as the WAL has it
+										 * (its identity's columns, or whole);
+										 * NULL if it has none */
 	bool		after_key_change;	/* an insert made of an update that
 									 * changed the key */
 	const char *const *partitions;	/* truncate: the partitions truncated

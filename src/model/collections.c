@@ -138,7 +138,7 @@ candidate_tables(int *n)
  * table's model, worked out in a scratch context
  */
 static char *
-metadata_of(Oid table, const char *coll, bool *id_whole_row)
+metadata_of(Oid table, const char *coll, const char *embedded, bool *id_whole_row)
 {
 	MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
 												  "bson_collections metadata",
@@ -149,6 +149,7 @@ metadata_of(Oid table, const char *coll, bool *id_whole_row)
 	char	   *text;
 
 	bson_table_model_build(&model, rel, scratch);
+	model.embedded_shape = embedded;
 	text = bson_collection_metadata(rel, &model, coll);
 	*id_whole_row = model.id_whole_row;
 	/* the lock is kept until the transaction ends */
@@ -341,7 +342,7 @@ bson_collections(PG_FUNCTION_ARGS)
 			continue;
 		check_embedded_readable(embeddings, table, sources[first].coll);
 		embedded = bson_embedded_shape(embeddings, table);
-		metadata = metadata_of(table, sources[first].coll, &id_whole_row);
+		metadata = metadata_of(table, sources[first].coll, embedded, &id_whole_row);
 		/* the rows the exports read, as they read them (FROM ONLY each) */
 		if (id_whole_row)
 			bson_check_duplicate_ids(bson_table_name(table), quote_identifier(schema),

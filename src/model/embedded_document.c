@@ -321,6 +321,15 @@ append_shape(StringInfo s, List *embeddings, Oid table)
 		appendStringInfo(s, "],\"keep_collection\":%s,\"fields\":",
 						 e->keep_collection ? "true" : "false");
 		append_shape(s, embeddings, e->child);
+		/* its columns: a DDL of the child changes the parent's documents */
+		{
+			Relation	rel = relation_open(e->child, AccessShareLock);
+			BsonChangeTable model = {0};
+
+			bson_table_model_build(&model, rel, CurrentMemoryContext);
+			relation_close(rel, NoLock);
+			appendStringInfo(s, ",\"model\":%s", bson_table_shape(&model));
+		}
 		appendStringInfoChar(s, '}');
 	}
 	appendStringInfoChar(s, ']');

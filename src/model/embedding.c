@@ -24,6 +24,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -34,6 +35,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -75,19 +77,27 @@ embedding_table(Oid nsp)
 static List *
 read_declared(Oid nsp)
 {
-	Relation	rel = table_open(embedding_table(nsp), AccessShareLock);
+	Oid			relid = embedding_table(nsp);
+	Relation	rel = table_open(relid, AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
-	Snapshot	snapshot = RegisterSnapshot(ActiveSnapshotSet() ?
+
+	/*
+	 * As the query sees them; in logical decoding (a user catalog table) as
+	 * they were at the change being decoded
+	 */
+	Snapshot	snapshot = RegisterSnapshot(HistoricSnapshotActive() ?
+											GetCatalogSnapshot(relid) :
+											ActiveSnapshotSet() ?
 											GetActiveSnapshot() :
 											GetTransactionSnapshot());
-	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, snapshot, 0, NULL);
 	HeapTuple	tuple;
 	List	   *rows = NIL;
 
 	if (desc->natts != NATTS_EMBEDDING)
 		elog(ERROR, "table %s has %d columns, not %d", EMBEDDING_TABLE,
 			 desc->natts, NATTS_EMBEDDING);
-	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		Datum		values[NATTS_EMBEDDING];
 		bool		nulls[NATTS_EMBEDDING];
@@ -107,7 +117,7 @@ read_declared(Oid nsp)
 		d->columns = nulls[6] ? NULL : DatumGetArrayTypePCopy(values[6]);
 		rows = lappend(rows, d);
 	}
-	table_endscan(scan);
+	systable_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
 	return rows;
@@ -254,6 +264,29 @@ resolve_foreign_key(BsonEmbedding *e, const Declared *d,
 		e->ref[k] = want;
 	}
 	ReleaseSysCache(tuple);
+
+	/* a row names its parent's _id by its own values: written alike */
+	for (int k = 0; k < n; k++)
+	{
+		Oid			ctype;
+		Oid			ptype;
+		int32		cmod;
+		int32		pmod;
+		Oid			coll;
+
+		get_atttypetypmodcoll(d->child, e->fk[k], &ctype, &cmod, &coll);
+		get_atttypetypmodcoll(d->parent, e->ref[k], &ptype, &pmod, &coll);
+		if (ctype != ptype || cmod != pmod)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of table %s is of type %s, but the column \"%s\" of %s it references is of type %s",
+							get_attname(d->child, e->fk[k], false), bson_table_name(d->child),
+							format_type_with_typemod(ctype, cmod),
+							get_attname(d->parent, e->ref[k], false), bson_table_name(d->parent),
+							format_type_with_typemod(ptype, pmod)),
+					 errdetail("An embedded row names its parent's document by the values of its foreign key, which must be written as the parent's _id is."),
+					 errhint("Give the foreign key's columns the types of the columns they reference.")));
+	}
 	return;
 
 not_the_key:
@@ -544,6 +577,14 @@ check_together(List *embeddings)
 								e->field, bson_table_name(e->parent)),
 						 errhint("Name the embedded field differently.")));
 		}
+		if (e->keep_collection && bson_embeddings_into(embeddings, e->child) != NIL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("table %s keeps a collection of its own and has rows embedded in it",
+							bson_table_name(e->child)),
+					 errdetail("The rows embedded in it are written into its top document only."),
+					 errhint("Embed %s without keep_collection, or embed no rows in it.",
+							 bson_table_name(e->child))));
 		if (e->child == e->parent)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -563,6 +604,28 @@ bson_embeddings_load(Oid nsp)
 		embeddings = lappend(embeddings, resolve((Declared *) lfirst(lc)));
 	check_together(embeddings);
 	return embeddings;
+}
+
+List *
+bson_embeddings_load_any(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("bson_out"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		nsp = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	/* a stream of a database without the extension, or with an older one */
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid(EMBEDDING_TABLE, nsp)))
+		return NIL;
+	return bson_embeddings_load(nsp);
 }
 
 static int
@@ -675,6 +738,129 @@ only_foreign_key(Oid child, Oid parent)
 	return found;
 }
 
+/*
+ * The 0-based column of the event's table (chain's first child) that holds
+ * attribute att of the table depth levels above it: the foreign keys'
+ * columns, followed down
+ */
+static int
+column_below(BsonEmbedding **chain, int depth, AttrNumber att)
+{
+	for (int i = depth; i > 0; i--)
+	{
+		BsonEmbedding *e = chain[i - 1];
+		int			j;
+
+		for (j = 0; j < e->nfk; j++)
+			if (e->ref[j] == att)
+				break;
+		if (j == e->nfk)
+			elog(ERROR, "column %d of the table above %s is not in its foreign key",
+				 att, bson_table_name(e->child));
+		att = e->fk[j];
+	}
+	return att - 1;
+}
+
+Oid
+bson_embedding_model(List *embeddings, Oid table, BsonChangeTable *t,
+					 const char *db, bool include_schema, MemoryContext mcxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	List	   *into = bson_embeddings_into(embeddings, table);
+	BsonEmbedding *chain[BSON_EMBED_MAX_DEPTH + 1];
+	int			n = 0;
+	BsonEmbedPath *path;
+	BsonEmbedLevel *levels;
+	Oid			top;
+	BsonChangeTable top_ns = {0};
+	ListCell   *lc;
+
+	/* the fields of its documents or elements */
+	t->nembedded = list_length(into);
+	t->embedded = NULL;
+	t->embedded_shape = bson_embedded_shape(embeddings, table);
+	if (t->nembedded > 0)
+	{
+		BsonEmbedField *fields = palloc(sizeof(BsonEmbedField) * t->nembedded);
+
+		foreach(lc, into)
+		{
+			BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+
+			fields[foreach_current_index(lc)].name = pstrdup(e->field);
+			fields[foreach_current_index(lc)].array = e->array;
+		}
+		t->embedded = fields;
+	}
+
+	/* where its rows go */
+	t->embed = NULL;
+	for (BsonEmbedding *e = bson_embedding_of(embeddings, table); e != NULL;
+		 e = bson_embedding_of(embeddings, e->parent))
+	{
+		if (n > BSON_EMBED_MAX_DEPTH)
+			elog(ERROR, "embeddings deeper than %d levels", BSON_EMBED_MAX_DEPTH);
+		chain[n++] = e;
+	}
+	if (n == 0)
+	{
+		MemoryContextSwitchTo(old);
+		return InvalidOid;
+	}
+	top = chain[n - 1]->parent;
+	path = palloc0(sizeof(BsonEmbedPath));
+	levels = palloc0(sizeof(BsonEmbedLevel) * n);
+	bson_change_table_ns(&top_ns, db, bson_collection_name(top, include_schema), mcxt);
+	path->ns = top_ns.ns;
+	path->nslen = top_ns.nslen;
+	{
+		BsonEmbedding *e = chain[n - 1];
+		int		   *cols = palloc(sizeof(int) * e->nfk);
+		const char **names = palloc(sizeof(char *) * e->nfk);
+
+		for (int j = 0; j < e->nfk; j++)
+		{
+			cols[j] = column_below(chain, n - 1, e->fk[j]);
+			names[j] = get_attname(top, e->ref[j], false);
+		}
+		path->ntop = e->nfk;
+		path->top_columns = cols;
+		path->top_names = names;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		BsonEmbedding *e = chain[i];
+		BsonEmbedLevel *l = &levels[n - 1 - i];
+		int		   *cols = palloc(sizeof(int) * Max(e->nelement_key, 1));
+		const char **names = palloc(sizeof(char *) * Max(e->nelement_key, 1));
+
+		l->field = pstrdup(e->field);
+		l->array = e->array;
+		for (int j = 0; j < e->nelement_key; j++)
+		{
+			cols[j] = column_below(chain, i, e->element_key[j]);
+			names[j] = get_attname(e->child, e->element_key[j], false);
+		}
+		l->nkey = e->array ? e->nelement_key : 0;
+		l->key_columns = cols;
+		l->key_names = names;
+	}
+	path->nlevels = n;
+	path->levels = levels;
+	{
+		bool	   *included = palloc(sizeof(bool) * Max(chain[0]->natts, 1));
+
+		memcpy(included, chain[0]->included, sizeof(bool) * chain[0]->natts);
+		path->included = included;
+	}
+	path->own_collection = chain[0]->keep_collection;
+	path->top = top;
+	t->embed = path;
+	MemoryContextSwitchTo(old);
+	return top;
+}
+
 PG_FUNCTION_INFO_V1(bson_embed);
 /*
  * bson_embed(child regclass, parent regclass, field text, foreign_key name,
@@ -767,6 +953,9 @@ bson_embed(PG_FUNCTION_ARGS)
 				   psprintf("INSERT INTO %s.%s VALUES ($1, $2, $3, $4, $5, $6, $7)",
 							quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
 				   NATTS_EMBEDDING, types, values, nulls);
+	/* the change streams see the tables' documents change here */
+	CacheInvalidateRelcacheByRelid(child);
+	CacheInvalidateRelcacheByRelid(parent);
 	PG_RETURN_VOID();
 }
 
@@ -806,5 +995,9 @@ bson_unembed(PG_FUNCTION_ARGS)
 				   psprintf("DELETE FROM %s.%s WHERE child::oid = $1",
 							quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
 				   1, types, values, NULL);
+	if (get_rel_name(child) != NULL)
+		CacheInvalidateRelcacheByRelid(child);
+	if (get_rel_name(found->parent) != NULL)
+		CacheInvalidateRelcacheByRelid(found->parent);
 	PG_RETURN_VOID();
 }

@@ -35,6 +35,8 @@
 #include "nodes/pg_list.h"
 #include "utils/rel.h"
 
+#include "change_to_bson.h"
+
 #define BSON_EMBED_MAX_DEPTH 4
 
 /* One declaration, resolved against the catalogs */
@@ -63,6 +65,13 @@ typedef struct BsonEmbedding
  * error that names it and how to fix or remove it.
  */
 extern List *bson_embeddings_load(Oid nsp);
+
+/*
+ * The same where the extension is installed in the database (its schema
+ * found in pg_extension), else NIL: for the output plugin, which may
+ * decode a database without it
+ */
+extern List *bson_embeddings_load_any(void);
 
 /* Those of embeddings whose parent is table, ordered by field */
 extern List *bson_embeddings_into(List *embeddings, Oid table);
@@ -97,6 +106,17 @@ struct BsonWriter;
 extern void bson_append_embedded_fields(struct BsonWriter *w, List *into,
 										Datum *values, bool *nulls,
 										int nvalues, bool omit_nulls);
+
+/*
+ * What table's change events say of embedded rows, into t (allocated in
+ * mcxt): where its rows go (t->embed, the top collection named in db as
+ * include_schema says), and its documents' (or elements') embedded fields
+ * (t->embedded, t->embedded_shape).  Returns the top table whose documents
+ * hold its rows, InvalidOid if they are its own.
+ */
+extern Oid	bson_embedding_model(List *embeddings, Oid table, BsonChangeTable *t,
+								 const char *db, bool include_schema,
+								 MemoryContext mcxt);
 
 /*
  * The shape of table's embedded fields, as JSON, for a consumer that

@@ -379,6 +379,10 @@ bson_table_shape(const BsonChangeTable *t)
 		/* a column dropped and added again under its name and type is another */
 		appendStringInfo(&out, ",%d]", (int) att->attnum);
 	}
-	appendStringInfoString(&out, "]}");
+	appendStringInfoChar(&out, ']');
+	/* rows embedded in the documents are part of them */
+	if (t->embedded_shape != NULL)
+		appendStringInfo(&out, ",\"embedded\":%s", t->embedded_shape);
+	appendStringInfoChar(&out, '}');
 	return out.data;
 }

@@ -501,6 +501,7 @@ change_update(LogicalDecodingContext *ctx, StreamState *st,
 	}
 	ev.table = t;
 	ev.old = old_whole ? &old : NULL;
+	ev.old_identity = oldtup != NULL ? &old : NULL;
 
 	if (t->nkeys == 0 || table->key_unlogged || key_missing(&row, t))
 	{
@@ -562,6 +563,7 @@ change_delete(LogicalDecodingContext *ctx, StreamState *st,
 	if (oldtup != NULL)
 	{
 		change_row(&old, table, oldtup, desc);
+		ev.old_identity = &old;
 		if (t->old_row_whole)
 			ev.old = &old;
 		if (t->nkeys > 0 && !table->key_unlogged && !key_missing(&old, t))

@@ -41,6 +41,7 @@
 
 #include "citus_tables.h"
 #include "collection_rivals.h"
+#include "embedding.h"
 #include "table_model.h"
 
 static MemoryContext tables_cxt = NULL;
@@ -279,6 +280,44 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			bson_table_selected(opts->include_tables, opts->exclude_tables, relid,
 								opts->partition_root);
 	}
+	/*
+	 * Rows embedded in their parent's documents go where the top document's
+	 * table is selected; their own collection is written only where the
+	 * declaration keeps it and the filters select it
+	 */
+	if (unseen == NULL && !entry->citus_table)
+	{
+		MemoryContext scratch = AllocSetContextCreate(CurrentMemoryContext,
+													  "bson_out embeddings",
+													  ALLOCSET_SMALL_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(scratch);
+		List	   *embeddings = bson_embeddings_load_any();
+		BsonEmbedding *e = bson_embedding_of(embeddings, table);
+		bool		own_selected = entry->selected;
+		bool		top_selected = false;
+
+		if (e != NULL)
+		{
+			Oid			top = e->parent;
+
+			while (bson_embedding_of(embeddings, top) != NULL)
+				top = bson_embedding_of(embeddings, top)->parent;
+			top_selected = here && bson_table_selected(opts->include_tables, opts->exclude_tables,
+													   top, opts->partition_root);
+			entry->selected = top_selected || (own_selected && e->keep_collection);
+		}
+		MemoryContextSwitchTo(old);
+		if (entry->selected)
+		{
+			bson_embedding_model(embeddings, table, t, db, opts->include_schema,
+								 entry->mcxt);
+			if (t->embed != NULL && !top_selected)
+				t->embed = NULL;
+			else if (t->embed != NULL)
+				((BsonEmbedPath *) t->embed)->own_collection = own_selected && e->keep_collection;
+		}
+		MemoryContextDelete(scratch);
+	}
 	if (entry->selected)
 	{
 		Relation	model = rel;
@@ -384,7 +423,8 @@ static bool
 own_collection(const BsonStreamTable *entry)
 {
 	return entry->selected && !OidIsValid(entry->root) && !OidIsValid(entry->shard_of) &&
-		!entry->citus_table;
+		!entry->citus_table &&
+		(entry->change.embed == NULL || entry->change.embed->own_collection);
 }
 
 BsonStreamTable *
@@ -516,6 +556,10 @@ schema_change_of(List **changes, Oid relid, const BsonStreamOptions *opts, const
 	}
 	entry = bson_stream_table(rel, opts, db);
 	RelationClose(rel);
+	/* an embedded table's DDL changes its top document's shape */
+	if (entry->selected && entry->change.embed != NULL &&
+		entry->change.embed->top != relid)
+		schema_change_of(changes, entry->change.embed->top, opts, db);
 	if (!own_collection(entry))
 	{
 		/* renamed out of the filters, or distributed by Citus */
