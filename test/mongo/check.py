@@ -1826,6 +1826,355 @@ def mjs_run(ferret):
         mjs.stop()
 
 
+# ------------------------------------------------------------------ embedded rows
+
+EMBED_DB = "xembed"
+EMBED_TABLES = "public.orders,public.order_lines,public.line_taxes,public.shipping"
+# element keys compared as bytes (COLLATE "C"): upper case before lower case, UTF-8 after ASCII
+EMBED_TAXES = ["VAT", "city", "eco", "Zone", "\u00e9tat", "a-b"]
+
+
+def embed_sql(query, args=None):
+    return sql(query, args, db=EMBED_DB)
+
+
+def embed_setup():
+    """orders -> order_lines -> line_taxes, and a one-to-one shipping, in a database of their own;
+    some values TOASTed out of line (an update that leaves them, a cascaded key change, does not log them)."""
+    sql("DROP DATABASE IF EXISTS " + EMBED_DB, db="postgres")
+    sql("CREATE DATABASE " + EMBED_DB, db="postgres")
+    embed_sql("CREATE EXTENSION bson_out")
+    embed_sql("CREATE TABLE orders (id int PRIMARY KEY, customer text, note text); "
+              "ALTER TABLE orders ALTER note SET STORAGE EXTERNAL")
+    embed_sql("CREATE TABLE order_lines (order_id int REFERENCES orders ON DELETE CASCADE ON UPDATE CASCADE "
+              "DEFERRABLE, line_no int, item text, qty int, PRIMARY KEY (order_id, line_no)); "
+              "ALTER TABLE order_lines ALTER item SET STORAGE EXTERNAL")
+    embed_sql("CREATE TABLE line_taxes (order_id int, line_no int, tax text, rate float8, "
+              "PRIMARY KEY (order_id, line_no, tax), FOREIGN KEY (order_id, line_no) REFERENCES order_lines "
+              "ON DELETE CASCADE ON UPDATE CASCADE DEFERRABLE)")
+    embed_sql("CREATE TABLE shipping (order_id int PRIMARY KEY REFERENCES orders ON DELETE CASCADE "
+              "ON UPDATE CASCADE, address text); ALTER TABLE shipping ALTER address SET STORAGE EXTERNAL")
+    embed_sql("SELECT bson_embed('order_lines', parent => 'orders', field => 'lines')")
+    embed_sql("SELECT bson_embed('line_taxes', parent => 'order_lines', field => 'taxes')")
+    embed_sql("SELECT bson_embed('shipping', parent => 'orders', field => 'ship')")
+    # 300 orders, 0-5 lines each (line numbers with gaps), 0-3 taxes a line, every other one shipped
+    embed_sql("INSERT INTO orders SELECT g, 'c' || (g %% 37), CASE WHEN g %% 25 = 0 THEN %s ELSE 'n' || g END "
+              "FROM generate_series(1, 300) g", (BODY,))
+    embed_sql("INSERT INTO order_lines SELECT o, l * 3 - (o %% 2), CASE WHEN (o + l) %% 40 = 0 THEN %s "
+              "ELSE 'item' || ((o * 7 + l) %% 50) END, (o + l) %% 9 + 1 "
+              "FROM generate_series(1, 300) o, generate_series(1, 5) l WHERE l <= o %% 6", (BODY,))
+    embed_sql("INSERT INTO line_taxes SELECT order_id, line_no, t, ((order_id + line_no + i) %% 20) / 8.0 "
+              "FROM order_lines, unnest(%s::text[]) WITH ORDINALITY u(t, i) "
+              "WHERE (order_id * 3 + line_no + i * 5) %% 6 < 3", (EMBED_TAXES,))
+    embed_sql("INSERT INTO shipping SELECT g, CASE WHEN g %% 20 = 0 THEN %s ELSE 'street ' || g END "
+              "FROM generate_series(2, 300, 2) g", (BODY,))
+
+
+def embed_pick(cur, query, args=None):
+    cur.execute(query, args)
+    return cur.fetchone()
+
+
+def embed_text(rnd, prefix):
+    """Mostly short; one in twelve TOASTed, out of line."""
+    return BODY + str(rnd.randint(0, 99)) if rnd.random() < 1 / 12 else "%s%d" % (prefix, rnd.randint(0, 10 ** 6))
+
+
+def embed_insert_lines(cur, rnd, order_id, deferred=False):
+    nos = rnd.sample(range(-5, 40), rnd.randint(0, 5))
+    taxes = []
+    for no in nos:
+        for tax in rnd.sample(EMBED_TAXES, rnd.randint(0, 3)):
+            taxes.append((order_id, no, tax, rnd.choice([None, rnd.randint(0, 40) / 8.0])))
+    if deferred:
+        # the taxes before their lines, both before their order
+        for t in taxes:
+            cur.execute("INSERT INTO line_taxes VALUES (%s, %s, %s, %s)", t)
+    for no in nos:
+        cur.execute("INSERT INTO order_lines VALUES (%s, %s, %s, %s)",
+                    (order_id, no, embed_text(rnd, "item"), rnd.choice([None, rnd.randint(1, 9)])))
+    if not deferred:
+        for t in taxes:
+            cur.execute("INSERT INTO line_taxes VALUES (%s, %s, %s, %s)", t)
+
+
+def embed_one(cur, rnd, next_id):
+    """One random change; next_id() gives an order id no one has used."""
+    op = rnd.random()
+    some_order = "SELECT id FROM orders ORDER BY random() LIMIT 1"
+    some_line = "SELECT order_id, line_no FROM order_lines ORDER BY random() LIMIT 1"
+    if op < 0.12:
+        # a new order, its lines and taxes, maybe its shipping
+        oid = next_id()
+        cur.execute("INSERT INTO orders VALUES (%s, %s, %s)", (oid, "c%d" % rnd.randint(0, 40), embed_text(rnd, "n")))
+        embed_insert_lines(cur, rnd, oid)
+        if rnd.random() < 0.5:
+            cur.execute("INSERT INTO shipping VALUES (%s, %s)", (oid, embed_text(rnd, "street ")))
+    elif op < 0.17:
+        # deferred constraints: the lines (and their taxes) before their order, in one transaction
+        oid = next_id()
+        cur.execute("SET CONSTRAINTS ALL DEFERRED")
+        embed_insert_lines(cur, rnd, oid, deferred=True)
+        cur.execute("INSERT INTO orders VALUES (%s, %s, %s)", (oid, "d%d" % rnd.randint(0, 40), embed_text(rnd, "n")))
+        if rnd.random() < 0.5:
+            cur.execute("INSERT INTO shipping VALUES (%s, %s)", (oid, embed_text(rnd, "street ")))
+    elif op < 0.25:
+        # a line added to an order
+        o = embed_pick(cur, some_order)
+        if o:
+            no = rnd.randint(-5, 45)
+            cur.execute("INSERT INTO order_lines VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        (o[0], no, embed_text(rnd, "item"), rnd.randint(1, 9)))
+            cur.execute("INSERT INTO line_taxes SELECT order_id, line_no, %s, %s FROM order_lines "
+                        "WHERE order_id = %s AND line_no = %s ON CONFLICT DO NOTHING",
+                        (rnd.choice(EMBED_TAXES), rnd.randint(0, 40) / 8.0, o[0], no))
+    elif op < 0.38:
+        # a line's quantity (its TOASTed item, if it has one, left out of the WAL), or its item
+        ln = embed_pick(cur, some_line)
+        if ln and rnd.random() < 0.7:
+            cur.execute("UPDATE order_lines SET qty = coalesce(qty, 0) + 1 WHERE order_id = %s AND line_no = %s", ln)
+        elif ln:
+            cur.execute("UPDATE order_lines SET item = %s WHERE order_id = %s AND line_no = %s",
+                        (embed_text(rnd, "item"),) + ln)
+    elif op < 0.46:
+        # a line moved to another order (its taxes follow by cascade), maybe renumbered
+        ln = embed_pick(cur, some_line)
+        o = embed_pick(cur, some_order)
+        if ln and o:
+            no = ln[1] if rnd.random() < 0.5 else rnd.randint(-5, 45)
+            cur.execute("UPDATE order_lines SET order_id = %s, line_no = %s WHERE order_id = %s AND line_no = %s "
+                        "AND NOT EXISTS (SELECT 1 FROM order_lines WHERE order_id = %s AND line_no = %s)",
+                        (o[0], no) + ln + (o[0], no))
+    elif op < 0.50:
+        # a line renumbered in its order: its element moves in the array
+        ln = embed_pick(cur, some_line)
+        if ln:
+            no = rnd.randint(-5, 45)
+            cur.execute("UPDATE order_lines SET line_no = %s WHERE order_id = %s AND line_no = %s "
+                        "AND NOT EXISTS (SELECT 1 FROM order_lines WHERE order_id = %s AND line_no = %s)",
+                        (no,) + ln + (ln[0], no))
+    elif op < 0.56:
+        # an order's key changed: lines, taxes and shipping follow by cascade
+        o = embed_pick(cur, some_order)
+        if o:
+            cur.execute("UPDATE orders SET id = %s WHERE id = %s", (next_id(), o[0]))
+    elif op < 0.62:
+        o = embed_pick(cur, some_order)
+        if o:
+            cur.execute("DELETE FROM orders WHERE id = %s", o)
+    elif op < 0.67:
+        ln = embed_pick(cur, some_line)
+        if ln:
+            cur.execute("DELETE FROM order_lines WHERE order_id = %s AND line_no = %s", ln)
+    elif op < 0.77:
+        # taxes: a rate, one moved to another line of its order, renamed (its key), deleted, added
+        t = embed_pick(cur, "SELECT order_id, line_no, tax FROM line_taxes ORDER BY random() LIMIT 1")
+        what = rnd.random()
+        if t and what < 0.35:
+            cur.execute("UPDATE line_taxes SET rate = %s WHERE order_id = %s AND line_no = %s AND tax = %s",
+                        (rnd.randint(0, 40) / 8.0,) + t)
+        elif t and what < 0.55:
+            cur.execute("UPDATE line_taxes SET line_no = l.line_no FROM (SELECT line_no FROM order_lines "
+                        "WHERE order_id = %s AND line_no <> %s ORDER BY random() LIMIT 1) l "
+                        "WHERE line_taxes.order_id = %s AND line_taxes.line_no = %s AND line_taxes.tax = %s "
+                        "AND NOT EXISTS (SELECT 1 FROM line_taxes x WHERE x.order_id = %s "
+                        "AND x.line_no = l.line_no AND x.tax = %s)",
+                        (t[0], t[1]) + t + (t[0], t[2]))
+        elif t and what < 0.7:
+            tax = rnd.choice(EMBED_TAXES)
+            cur.execute("UPDATE line_taxes SET tax = %s WHERE order_id = %s AND line_no = %s AND tax = %s "
+                        "AND NOT EXISTS (SELECT 1 FROM line_taxes WHERE order_id = %s AND line_no = %s "
+                        "AND tax = %s)", (tax,) + t + (t[0], t[1], tax))
+        elif t and what < 0.85:
+            cur.execute("DELETE FROM line_taxes WHERE order_id = %s AND line_no = %s AND tax = %s", t)
+        else:
+            ln = embed_pick(cur, some_line)
+            if ln:
+                cur.execute("INSERT INTO line_taxes VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            ln + (rnd.choice(EMBED_TAXES), rnd.randint(0, 40) / 8.0))
+    elif op < 0.86:
+        # shipping: upserted (a one-to-one sub-document), or deleted (null)
+        o = embed_pick(cur, some_order)
+        if o and rnd.random() < 0.65:
+            cur.execute("INSERT INTO shipping VALUES (%s, %s) ON CONFLICT (order_id) DO UPDATE "
+                        "SET address = excluded.address", (o[0], embed_text(rnd, "street ")))
+        elif o:
+            cur.execute("DELETE FROM shipping WHERE order_id = %s", o)
+    elif op < 0.995:
+        # the order's own columns (its TOASTed note, if it has one, left out of the WAL when only customer changes)
+        o = embed_pick(cur, some_order)
+        if o and rnd.random() < 0.5:
+            cur.execute("UPDATE orders SET note = %s WHERE id = %s", (embed_text(rnd, "n"), o[0]))
+        elif o:
+            cur.execute("UPDATE orders SET customer = %s WHERE id = %s", ("c%d" % rnd.randint(0, 40), o[0]))
+    else:
+        cur.execute("TRUNCATE line_taxes")
+        return "truncate"
+    return None
+
+
+def embed_workload(stop, seed, stats):
+    """Random transactions of one to three changes until stop, retried through conflicts (a key taken by
+    the other session, a deadlock: the transaction is dropped)."""
+    rnd = random.Random(seed)
+    ids = iter(range(100000 * seed, 100000 * (seed + 1)))
+    conn = None
+    while not stop.is_set():
+        try:
+            if conn is None:
+                conn = psycopg2.connect(dbname=EMBED_DB)
+            cur = conn.cursor()
+            truncated = False
+            for _ in range(rnd.randint(1, 3)):
+                truncated = embed_one(cur, rnd, lambda: next(ids)) == "truncate" or truncated
+            if rnd.random() < 0.08:
+                conn.rollback()
+            else:
+                conn.commit()
+                stats["txns"] += 1
+                stats["truncates"] += truncated
+            time.sleep(0.01 + rnd.random() * 0.03)
+        except psycopg2.Error:
+            stats["errors"] += 1
+            try:
+                conn.close()
+            except Exception:
+                pass
+            conn = None
+            time.sleep(0.05)
+    if conn is not None:
+        conn.close()
+
+
+def embed_args(slot, out, to, extra):
+    return [BIN, "-d", EMBED_DB, "--slot", slot, "-o", out, "--to", to, "--segment-time", "0.3",
+            "--segment-size", "64kB", "--status-interval", "1", "--include-tables", EMBED_TABLES] + \
+        FERRET_OPTS + list(extra)
+
+
+def embed_start(slot, out, to, create=False):
+    extra = ["--create-slot", "--initial-copy", "--jobs", "2"] if create else []
+    err = open(os.path.join(WORK, slot + ".stderr"), "ab")
+    return subprocess.Popen(embed_args(slot, out, to, extra), stdout=subprocess.DEVNULL, stderr=err)
+
+
+def embed_run_client(slot, out, to, endpos, timeout=900):
+    r = subprocess.run(embed_args(slot, out, to, ["--no-sync", "--endpos", endpos]), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return r.returncode, r.stderr
+
+
+def embed_compare(name, ferret, mdb):
+    """Every orders document read back through the server equals bson_document of its row, byte for byte."""
+    conn = psycopg2.connect(dbname=EMBED_DB)
+    cur = conn.cursor()
+    cur.execute("SELECT bson_document(o) FROM orders o")
+    want = {}
+    for (raw,) in cur.fetchall():
+        raw = bytes(raw)
+        want[bson.encode({"k": bson.decode(raw, codec_options=RAW)["_id"]})] = raw
+    cur.execute("SELECT (SELECT count(*) FROM order_lines), (SELECT count(*) FROM line_taxes), "
+                "(SELECT count(*) FROM shipping)")
+    counts = cur.fetchone()
+    conn.close()
+    client = ferret.client()
+    got = {bson.encode({"k": d["_id"]}): d.raw for d in client[mdb]["orders"].find()}
+    client.close()
+    missing = [k for k in want if k not in got]
+    differ = [k for k in want if k in got and got[k] != want[k]]
+    surplus = [k for k in got if k not in want]
+    detail = ["%d missing, %d different, %d surplus (of %d)" % (len(missing), len(differ), len(surplus), len(want))]
+
+    def embed_short(v):
+        # long strings (the TOASTed values) by their length
+        if isinstance(v, dict):
+            return {k: embed_short(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [embed_short(x) for x in v]
+        return "<%d chars>" % len(v) if isinstance(v, str) and len(v) > 40 else v
+
+    def short(raw):
+        return embed_short(bson.decode(raw))
+    for k in differ[:3]:
+        detail.append("  table:      %r" % short(want[k]))
+        detail.append("  collection: %r" % short(got[k]))
+    for k in missing[:3]:
+        detail.append("  missing:    %r" % short(want[k]))
+    for k in surplus[:3]:
+        detail.append("  surplus:    %r" % short(got[k]))
+    return check(not missing and not differ and not surplus,
+                 "%s: every orders document read back through the server equals bson_document of its row byte "
+                 "for byte, field order included (%d orders; %d lines, %d taxes, %d shipping embedded)"
+                 % ((name, len(want)) + counts), "\n".join(detail))
+
+
+def embed_run(ferret):
+    """Embedded rows end to end into FerretDB: the first copy of orders with their lines, the lines' taxes and
+    the shipping embedded, then a random workload (inserts, updates, deletes, key changes, moves between
+    parents, cascades, truncates, deferred constraints) while pg_bsonstream is killed with SIGKILL and
+    FerretDB is restarted; at the end every order's document equals bson_document of its row, and the
+    embedded tables have no collection of their own."""
+    embed_setup()
+    out = os.path.join(WORK, "embed")
+    slot = "embed"
+    mdb = "xembed"
+    uri = ferret.uri(mdb)
+    stop = threading.Event()
+    stats = {"txns": 0, "truncates": 0, "errors": 0}
+    workers = [threading.Thread(target=embed_workload, args=(stop, s, stats)) for s in (1, 2)]
+    for t in workers:
+        t.start()
+    time.sleep(0.5)
+    proc = embed_start(slot, out, uri, create=True)
+    rnd = random.Random(23)
+    events = []
+    for step in ["kill", "kill", "truncate", "ferret", "kill", "kill", "kill"]:
+        time.sleep((0.3 if not events else 2) + rnd.random() * 2.5)
+        if step == "kill":
+            proc.kill()
+            proc.wait()
+            wait_slot_free(slot)
+            proc = embed_start(slot, out, uri)
+        elif step == "ferret":
+            ferret.stop()
+            time.sleep(0.5 + rnd.random())
+            ferret.start()
+        elif step == "truncate":
+            # the lines gone from every order (the taxes with them), then the workload fills them again
+            embed_sql("TRUNCATE order_lines CASCADE")
+        events.append(step)
+    stop.set()
+    for t in workers:
+        t.join()
+    end = current_lsn()
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    wait_slot_free(slot)
+    log = open(os.path.join(WORK, slot + ".stderr"), errors="replace").read()
+    check(rc == 0, "embed: SIGTERM after %d transactions (%d with TRUNCATE line_taxes, %d dropped by a conflict) "
+          "through %s: exit 0" % (stats["txns"], stats["truncates"], stats["errors"], ", ".join(events)),
+          "exit status %s\n%s" % (rc, log[-3000:]))
+    rc, err = embed_run_client(slot, out, uri, end)
+    check(rc == 0, "embed: a last run to --endpos applies the rest", err[-3000:])
+    check("the first copy is in MongoDB (1 collection)" in log + err,
+          "embed: the first copy loaded into one collection, orders", (log + err)[-2000:])
+    check(not re.search(r"refused|dead-letter", log + err), "embed: no change refused",
+          "\n".join(l for l in (log + err).splitlines() if "refused" in l or "dead" in l)[-3000:])
+    embed_compare("embed", ferret, mdb)
+    names = collection_names(ferret, mdb)
+    check("orders" in names and not names & {"order_lines", "line_taxes", "shipping"},
+          "embed: no collection of an embedded table (order_lines, line_taxes, shipping), orders there",
+          sorted(names))
+    p = progress_doc(ferret, mdb, slot)
+    check(p is not None and p.get("initial") == "done", "embed: the progress document says the first copy is done", p)
+    sql("SELECT pg_drop_replication_slot(%s)", (slot,))
+
+
 def main():
     ferret = Ferret("ferret")
     ferret.start()
@@ -1836,7 +2185,7 @@ def main():
                     cut_run, tls_auth_run, main_run, buffer_run, modes_run, secrets_run, names_run,
                     driver_refusal_run, restart_fresh_run, unreachable_restart_run, stop_run, dead_letter_torn_run,
                     max_buffer_run, unique_replay_run, missing_target_run, long_truncate_run, schema_run, write_wait_run, stale_stash_run,
-                    copy_status_run, mjs_run):
+                    copy_status_run, mjs_run, embed_run):
             if not only or run.__name__ in only:
                 run(ferret)
     finally:

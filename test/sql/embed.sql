@@ -207,6 +207,54 @@ SELECT count(*) FROM bson_collections();
 ALTER TABLE orders DROP COLUMN lines;
 SELECT same_documents('orders');
 
+-- the change events: where an embedded row is (embeddedIn, with its
+-- element) and was (embeddedFrom), a parent's embedded fields
+-- (embeddedFields); with schema-events, an embedding declared is a modify
+-- of the parent's collection and a drop of the child's
+CREATE FUNCTION show(data bytea) RETURNS text
+LANGUAGE sql AS $$
+	SELECT concat_ws(' ', j ->> 'operationType', j -> 'ns' ->> 'coll',
+					 j -> 'documentKey' -> '_id',
+					 CASE WHEN j ? 'embeddedFrom' THEN 'from ' || ((j -> 'embeddedFrom') - 'ns')::text END,
+					 CASE WHEN j ? 'embeddedIn' THEN 'in ' || ((j -> 'embeddedIn') - 'ns')::text END,
+					 CASE WHEN j ? 'embeddedFields' THEN 'fields ' || (j -> 'embeddedFields')::text END,
+					 CASE WHEN j ? 'operationDescription' THEN
+						 (j -> 'operationDescription' ->> 'table') || ' ' ||
+						 coalesce(j -> 'operationDescription' ->> 'shape', '') END)
+	FROM (SELECT bson_to_json(data)::jsonb AS j) x
+$$;
+TRUNCATE orders, order_lines, line_taxes, shipping;
+ALTER TABLE shipping ADD FOREIGN KEY (order_id) REFERENCES orders ON DELETE CASCADE ON UPDATE CASCADE;
+SELECT bson_embed('shipping', 'orders', 'ship');
+SELECT 'init' FROM pg_create_logical_replication_slot('embed', 'bson_out');
+INSERT INTO orders VALUES (1, 'ann'), (2, 'bob');
+INSERT INTO order_lines VALUES (1, 1, 'pen', 1), (1, 2, 'ink', 3);
+INSERT INTO line_taxes VALUES (1, 2, 'vat', 0.2);
+INSERT INTO shipping VALUES (1, 'here');
+UPDATE order_lines SET qty = 5 WHERE line_no = 2;
+-- a move to another parent (the key holds the foreign key: a key change)
+UPDATE order_lines SET order_id = 2 WHERE line_no = 1;
+-- the parent's key: its rows follow by ON UPDATE CASCADE
+UPDATE orders SET id = 3 WHERE id = 1;
+UPDATE orders SET customer = 'cy' WHERE id = 3;
+DELETE FROM shipping;
+TRUNCATE line_taxes;
+SELECT show(data) FROM pg_logical_slot_get_binary_changes('embed', NULL, NULL);
+-- REPLICA IDENTITY FULL: an update that moves the row names both places
+ALTER TABLE loose REPLICA IDENTITY FULL;
+UPDATE loose SET code_id = 2 WHERE id = 1;
+UPDATE loose SET label = 'uno' WHERE id = 1;
+UPDATE loose SET code_id = NULL WHERE id = 1;
+SELECT show(data) FROM pg_logical_slot_get_binary_changes('embed', NULL, NULL);
+-- declared while streaming, with schema events: the parent's documents
+-- have another shape, the child's collection is gone
+CREATE TABLE extras (order_id int REFERENCES orders, n int, PRIMARY KEY (order_id, n));
+SELECT count(*) FROM pg_logical_slot_get_binary_changes('embed', NULL, NULL, 'schema-events', 'on');
+SELECT bson_embed('extras', 'orders', 'extras');
+SELECT regexp_replace(show(data), '"model":\{[^}]*\}', '"model":{...}', 'g')
+FROM pg_logical_slot_get_binary_changes('embed', NULL, NULL, 'schema-events', 'on', 'include-tables', 'public.orders, public.extras');
+SELECT pg_drop_replication_slot('embed');
+
 \c :regress_db
 DROP DATABASE bson_out_embed;
 DROP ROLE bson_embed_other;

@@ -897,6 +897,269 @@ test_key_change_refused(void)
 	free(w);
 }
 
+/* ---------------------------------------------------------------------
+ * Rows embedded in their parent's document (embed_apply.c), with events
+ * shaped as the plugin writes them (test/expected/embed.out)
+ * --------------------------------------------------------------------- */
+
+/* embeddedFields of orders: lines, an array */
+static void
+parent_fields(bson_t *e)
+{
+	bson_t		arr;
+	bson_t		f;
+	bson_t		empty;
+
+	BSON_APPEND_ARRAY_BEGIN(e, "embeddedFields", &arr);
+	BSON_APPEND_DOCUMENT_BEGIN(&arr, "0", &f);
+	BSON_APPEND_UTF8(&f, "field", "lines");
+	BSON_APPEND_UTF8(&f, "shape", "array");
+	BSON_APPEND_ARRAY_BEGIN(&f, "default", &empty);
+	bson_append_array_end(&f, &empty);
+	bson_append_document_end(&arr, &f);
+	bson_append_array_end(e, &arr);
+}
+
+/* an order's insert, replace or delete */
+static void
+order(Workload *w, const char *op, int id, const char *customer)
+{
+	bson_t	   *e = event_head(w, op, "orders");
+
+	key(e, id);
+	if (customer)
+	{
+		bson_t		full;
+
+		BSON_APPEND_DOCUMENT_BEGIN(e, "fullDocument", &full);
+		BSON_APPEND_INT32(&full, "_id", id);
+		BSON_APPEND_INT32(&full, "id", id);
+		BSON_APPEND_UTF8(&full, "customer", customer);
+		bson_append_document_end(e, &full);
+	}
+	parent_fields(e);
+	add(w, e);
+}
+
+/*
+ * A position: {ns, documentKey, path: [{lines, line_no}, ({taxes, tax})]}
+ * (order < 0: no documentKey and no keys, a truncate's)
+ */
+static void
+position(bson_t *pos, int order, int line_no, const char *tax, int levels)
+{
+	bson_t		ns;
+	bson_t		dk;
+	bson_t		path;
+	bson_t		lv;
+	bson_t		k;
+
+	BSON_APPEND_DOCUMENT_BEGIN(pos, "ns", &ns);
+	BSON_APPEND_UTF8(&ns, "db", DB);
+	BSON_APPEND_UTF8(&ns, "coll", "orders");
+	bson_append_document_end(pos, &ns);
+	if (order >= 0)
+	{
+		BSON_APPEND_DOCUMENT_BEGIN(pos, "documentKey", &dk);
+		BSON_APPEND_INT32(&dk, "_id", order);
+		bson_append_document_end(pos, &dk);
+	}
+	BSON_APPEND_ARRAY_BEGIN(pos, "path", &path);
+	BSON_APPEND_DOCUMENT_BEGIN(&path, "0", &lv);
+	BSON_APPEND_UTF8(&lv, "field", "lines");
+	BSON_APPEND_UTF8(&lv, "shape", "array");
+	if (order >= 0)
+	{
+		BSON_APPEND_DOCUMENT_BEGIN(&lv, "key", &k);
+		BSON_APPEND_INT32(&k, "line_no", line_no);
+		bson_append_document_end(&lv, &k);
+	}
+	bson_append_document_end(&path, &lv);
+	if (levels > 1)
+	{
+		BSON_APPEND_DOCUMENT_BEGIN(&path, "1", &lv);
+		BSON_APPEND_UTF8(&lv, "field", "taxes");
+		BSON_APPEND_UTF8(&lv, "shape", "array");
+		if (order >= 0)
+		{
+			BSON_APPEND_DOCUMENT_BEGIN(&lv, "key", &k);
+			BSON_APPEND_UTF8(&k, "tax", tax);
+			bson_append_document_end(&lv, &k);
+		}
+		bson_append_document_end(&path, &lv);
+	}
+	bson_append_array_end(pos, &path);
+	BSON_APPEND_BOOL(pos, "ownCollection", false);
+}
+
+/*
+ * A line's event: op on order_lines, from (order, -1: none) and into
+ * (order, -1: none); item NULL for a delete
+ */
+static void
+line(Workload *w, const char *op, int from, int into, int line_no, const char *item)
+{
+	bson_t	   *e = event_head(w, op, "order_lines");
+	bson_t		k;
+	bson_t		id;
+	bson_t		pos;
+
+	BSON_APPEND_DOCUMENT_BEGIN(e, "documentKey", &k);
+	BSON_APPEND_DOCUMENT_BEGIN(&k, "_id", &id);
+	BSON_APPEND_INT32(&id, "order_id", into >= 0 ? into : from);
+	BSON_APPEND_INT32(&id, "line_no", line_no);
+	bson_append_document_end(&k, &id);
+	bson_append_document_end(e, &k);
+	if (from >= 0)
+	{
+		BSON_APPEND_DOCUMENT_BEGIN(e, "embeddedFrom", &pos);
+		position(&pos, from, line_no, NULL, 1);
+		bson_append_document_end(e, &pos);
+	}
+	if (into >= 0)
+	{
+		bson_t		el;
+		bson_t		fields;
+		bson_t		f;
+		bson_t		empty;
+
+		BSON_APPEND_DOCUMENT_BEGIN(e, "embeddedIn", &pos);
+		position(&pos, into, line_no, NULL, 1);
+		BSON_APPEND_DOCUMENT_BEGIN(&pos, "element", &el);
+		BSON_APPEND_INT32(&el, "line_no", line_no);
+		BSON_APPEND_UTF8(&el, "item", item);
+		bson_append_document_end(&pos, &el);
+		BSON_APPEND_ARRAY_BEGIN(&pos, "elementFields", &fields);
+		BSON_APPEND_DOCUMENT_BEGIN(&fields, "0", &f);
+		BSON_APPEND_UTF8(&f, "field", "taxes");
+		BSON_APPEND_UTF8(&f, "shape", "array");
+		BSON_APPEND_ARRAY_BEGIN(&f, "default", &empty);
+		bson_append_array_end(&f, &empty);
+		bson_append_document_end(&fields, &f);
+		bson_append_array_end(&pos, &fields);
+		bson_append_document_end(e, &pos);
+	}
+	add(w, e);
+}
+
+/* A line tax's event (from, into as for line) */
+static void
+tax(Workload *w, const char *op, int from, int into, int line_no, const char *name, int rate)
+{
+	bson_t	   *e = event_head(w, op, "line_taxes");
+	bson_t		k;
+	bson_t		id;
+	bson_t		pos;
+
+	BSON_APPEND_DOCUMENT_BEGIN(e, "documentKey", &k);
+	BSON_APPEND_DOCUMENT_BEGIN(&k, "_id", &id);
+	BSON_APPEND_INT32(&id, "order_id", into >= 0 ? into : from);
+	BSON_APPEND_INT32(&id, "line_no", line_no);
+	BSON_APPEND_UTF8(&id, "tax", name);
+	bson_append_document_end(&k, &id);
+	bson_append_document_end(e, &k);
+	if (from >= 0)
+	{
+		BSON_APPEND_DOCUMENT_BEGIN(e, "embeddedFrom", &pos);
+		position(&pos, from, line_no, name, 2);
+		bson_append_document_end(e, &pos);
+	}
+	if (into >= 0)
+	{
+		bson_t		el;
+
+		BSON_APPEND_DOCUMENT_BEGIN(e, "embeddedIn", &pos);
+		position(&pos, into, line_no, name, 2);
+		BSON_APPEND_DOCUMENT_BEGIN(&pos, "element", &el);
+		BSON_APPEND_UTF8(&el, "tax", name);
+		BSON_APPEND_INT32(&el, "rate", rate);
+		bson_append_document_end(&pos, &el);
+		bson_append_document_end(e, &pos);
+	}
+	add(w, e);
+}
+
+static void
+truncate_taxes(Workload *w)
+{
+	bson_t	   *e = event_head(w, "truncate", "line_taxes");
+	bson_t		pos;
+
+	BSON_APPEND_DOCUMENT_BEGIN(e, "embeddedIn", &pos);
+	position(&pos, -1, 0, NULL, 2);
+	bson_append_document_end(e, &pos);
+	add(w, e);
+}
+
+/*
+ * Orders with their lines and the lines' taxes: inserts, an update, moves
+ * between orders, an order's key change with its rows following (ON UPDATE
+ * CASCADE), a line inserted before its order (deferred constraints), a
+ * truncate of the taxes, deletes; elements kept in their key's order.  The
+ * run without a cut ends with the documents bson_document() makes, and a
+ * cut at every write, applied or not, converges on them.
+ */
+static void
+test_embedded(int ferretdb)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"orders", "order_lines"}, .batch_events = 5, .per_segment = 1,
+	.ferretdb = ferretdb};
+	const char *want =
+		"orders: [{ \"_id\" : 3, \"id\" : 3, \"customer\" : \"cy\", \"lines\" : [ "
+		"{ \"line_no\" : 2, \"item\" : \"ink3\", \"taxes\" : [ { \"tax\" : \"eco\", \"rate\" : 3 } ] }, "
+		"{ \"line_no\" : 10, \"item\" : \"cap\", \"taxes\" : [ { \"tax\" : \"C\", \"rate\" : 1 }, "
+		"{ \"tax\" : \"a\", \"rate\" : 1 }, { \"tax\" : \"b\", \"rate\" : 1 } ] } ] }, "
+		"{ \"_id\" : 4, \"id\" : 4, \"customer\" : \"dee\", \"lines\" : [ "
+		"{ \"line_no\" : 1, \"item\" : \"late\", \"taxes\" : [  ] } ] }]\n"
+		"order_lines: []\n";
+
+	begin(w);
+	order(w, "insert", 1, "ann");
+	order(w, "insert", 2, "bob");
+	line(w, "insert", -1, 1, 2, "ink");
+	line(w, "insert", -1, 1, 1, "pen");
+	tax(w, "insert", -1, 1, 2, "vat", 1);
+	tax(w, "insert", -1, 1, 2, "abc", 2);
+	begin(w);
+	line(w, "replace", -1, 1, 2, "ink2");
+	/* a move to order 2: its key holds the foreign key, a key change */
+	line(w, "delete", 1, -1, 1, NULL);
+	line(w, "insert", -1, 2, 1, "pen");
+	begin(w);
+	/* order 1 becomes 3, its rows follow */
+	order(w, "delete", 1, NULL);
+	order(w, "insert", 3, "ann");
+	line(w, "delete", 1, -1, 2, NULL);
+	line(w, "insert", -1, 3, 2, "ink2");
+	tax(w, "delete", 1, -1, 2, "abc", 0);
+	tax(w, "insert", -1, 3, 2, "abc", 2);
+	tax(w, "delete", 1, -1, 2, "vat", 0);
+	tax(w, "insert", -1, 3, 2, "vat", 1);
+	begin(w);
+	/* deferred: the line before its order */
+	line(w, "insert", -1, 4, 1, "late");
+	order(w, "insert", 4, "dee");
+	line(w, "insert", -1, 3, 10, "cap");
+	begin(w);
+	order(w, "replace", 3, "cy");
+	truncate_taxes(w);
+	tax(w, "insert", -1, 3, 2, "eco", 3);
+	begin(w);
+	/* order 2 deleted, its line by ON DELETE CASCADE after it */
+	order(w, "delete", 2, NULL);
+	line(w, "delete", 2, -1, 1, NULL);
+	begin(w);
+	/* a line's update keeps its taxes; taxes in their key's byte order */
+	line(w, "replace", -1, 3, 2, "ink3");
+	tax(w, "insert", -1, 3, 10, "b", 1);
+	tax(w, "insert", -1, 3, 10, "a", 1);
+	tax(w, "insert", -1, 3, 10, "C", 1);
+	cut_at_every_write(ferretdb ? "embedded rows (FerretDB)" : "embedded rows", &s, w, want);
+	workload_free(w);
+	free(w);
+}
+
 int
 main(void)
 {
@@ -918,6 +1181,8 @@ main(void)
 	test_key_change_refused();
 	test_unique_replay(0);
 	test_unique_replay(1);
+	test_embedded(0);
+	test_embedded(1);
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
