@@ -70,6 +70,8 @@ with open(sys.argv[1], "rb") as f:
         print(dict(doc))
 PY
 echo "The file read back inside the database (bson_documents, then bson_to_json):"
+# the file is private (0600): the server, which reads it, runs as postgres
+[ "$(id -u)" -eq 0 ] && chown postgres "$CLUSTER_DIR/people.bson"
 psql -qX -v ON_ERROR_STOP=1 -v file="$CLUSTER_DIR/people.bson" <<'SQL'
 SELECT bson_to_json(d) AS document FROM bson_documents(pg_read_binary_file(:'file')) AS d;
 SQL
@@ -97,8 +99,18 @@ trap 'kill $STREAM_PID 2>/dev/null; wait $STREAM_PID 2>/dev/null; ferretdb_stop 
 # no numeric here: FerretDB does not store Decimal128 (MongoDB does)
 psql -qX -v ON_ERROR_STOP=1 -c "CREATE TABLE stock (id int PRIMARY KEY, item text, qty int, at timestamptz)" \
 	-c "INSERT INTO stock VALUES (1, 'pen', 2, now()), (2, 'ink', 1, now())"
-echo "\$ pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables public.stock -o DIR --to mongodb://127.0.0.1:$FERRET_PORT/shop"
-pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables public.stock \
+# an order's lines inside the order's document (bson_embed, declared once on the server)
+psql -qX -v ON_ERROR_STOP=1 <<'SQL'
+CREATE TABLE sales (id int PRIMARY KEY, customer text);
+CREATE TABLE sale_lines (sale_id int REFERENCES sales ON DELETE CASCADE, line_no int, item text, qty int,
+                         PRIMARY KEY (sale_id, line_no));
+INSERT INTO sales VALUES (7, 'Ann'), (8, 'Bob');
+INSERT INTO sale_lines VALUES (7, 1, 'pen', 2), (7, 2, 'ink', 1);
+SQL
+echo "\$ psql -c \"SELECT bson_embed('sale_lines', parent => 'sales', field => 'lines')\""
+psql -qXAt -v ON_ERROR_STOP=1 -c "SELECT bson_embed('sale_lines', parent => 'sales', field => 'lines')" >/dev/null
+echo "\$ pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables 'public.stock, public.sales' -o DIR --to mongodb://127.0.0.1:$FERRET_PORT/shop"
+pg_bsonstream --slot to_mongo --create-slot --initial-copy --include-tables 'public.stock, public.sales' \
 	-o "$CLUSTER_DIR/stream" --to "mongodb://127.0.0.1:$FERRET_PORT/shop" --segment-time 0.2 -q &
 STREAM_PID=$!
 show_orders() {
@@ -128,3 +140,33 @@ psql -qX -v ON_ERROR_STOP=1 -c "UPDATE stock SET qty = 5 WHERE id = 1" -c "INSER
 wait_orders 3 5
 echo "... and a moment later, the same collection:"
 show_orders
+
+show_sale() {
+	"$PYTHON" - "$FERRET_PORT" <<'PY'
+import sys, pymongo
+c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]))
+print("  ", dict(c.shop.sales.find_one({"_id": 7})))
+PY
+}
+wait_sale() {   # until order 7 has $1 lines, the first with qty $2
+	"$PYTHON" - "$FERRET_PORT" "$1" "$2" <<'PY'
+import sys, time, pymongo
+c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]))
+for _ in range(300):
+    d = c.shop.sales.find_one({"_id": 7})
+    if d and len(d["lines"]) == int(sys.argv[2]) and d["lines"][0]["qty"] == int(sys.argv[3]):
+        break
+    time.sleep(0.1)
+PY
+}
+echo
+echo "Order 7 in MongoDB, its lines inside it (shop.sales; there is no collection of lines):"
+wait_sale 2 2
+show_sale
+echo "\$ psql -c \"UPDATE sale_lines SET qty = 5 WHERE sale_id = 7 AND line_no = 1\" -c \"INSERT INTO sale_lines VALUES (7, 3, 'pad', 1)\" -c \"UPDATE sale_lines SET sale_id = 8 WHERE sale_id = 7 AND line_no = 2\""
+psql -qX -v ON_ERROR_STOP=1 -c "UPDATE sale_lines SET qty = 5 WHERE sale_id = 7 AND line_no = 1" \
+	-c "INSERT INTO sale_lines VALUES (7, 3, 'pad', 1)" -c "UPDATE sale_lines SET sale_id = 8 WHERE sale_id = 7 AND line_no = 2"
+wait_sale 2 5
+echo "... and a moment later, the same order (line 2 moved to order 8):"
+show_sale
+echo "Collections in shop: $("$PYTHON" -c "import pymongo; print(sorted(pymongo.MongoClient('127.0.0.1', $FERRET_PORT).shop.list_collection_names()))")"
