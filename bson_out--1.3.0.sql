@@ -133,12 +133,13 @@ CREATE FUNCTION bson_unembed(child regclass) RETURNS void
 COMMENT ON FUNCTION bson_unembed(regclass) IS
 	'the rows of child are a collection of their own again';
 
-CREATE FUNCTION bson_embedded_element(rec record, fields bytea[], omit_nulls boolean DEFAULT false)
+CREATE FUNCTION bson_embedded_element(rec record, fields bytea[], omit_nulls boolean DEFAULT false,
+									  partition_root boolean DEFAULT true)
 	RETURNS bytea
 	AS 'MODULE_PATHNAME', 'bson_embedded_element'
 	LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION bson_embedded_element(record, bytea[], boolean) IS
+COMMENT ON FUNCTION bson_embedded_element(record, bytea[], boolean, boolean) IS
 	'an embedded table''s row as its parent''s document holds it: its declared columns, then its own embedded fields (given, in field order); for the queries of bson_collections';
 
 CREATE FUNCTION bson_embedded_document(rec record, fields bytea[], omit_nulls boolean DEFAULT false,
@@ -166,3 +167,11 @@ CREATE AGGREGATE bson_array_agg(bytea) (
 
 COMMENT ON AGGREGATE bson_array_agg(bytea) IS
 	'BSON documents as one BSON array, in the aggregate''s order (the bytes of a document whose keys are 0, 1, ...); NULL for no rows';
+
+-- Declarations whose table or foreign key a DROP removed go with them
+CREATE FUNCTION bson_embedding_dropped() RETURNS event_trigger
+	AS 'MODULE_PATHNAME', 'bson_embedding_dropped'
+	LANGUAGE C;
+
+CREATE EVENT TRIGGER bson_embedding_dropped ON sql_drop
+	EXECUTE FUNCTION bson_embedding_dropped();

@@ -223,7 +223,8 @@ bson_collections(PG_FUNCTION_ARGS)
 				 errmsg("invalid value for ns_db of bson_collections"),
 				 errdetail("The database name written in ns.db cannot be empty.")));
 
-	embeddings = bson_embeddings_load(get_func_namespace(fcinfo->flinfo->fn_oid));
+	embeddings = bson_embeddings_for(bson_embeddings_load(get_func_namespace(fcinfo->flinfo->fn_oid)),
+									 partition_root);
 	oids = candidate_tables(&ncandidates);
 	sources = palloc(sizeof(Source) * Max(ncandidates, 1));
 	read_names = palloc(sizeof(char *) * Max(ncandidates, 1));

@@ -36,6 +36,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "bson_reader.h"
 #include "change_to_bson.h"
@@ -57,7 +58,7 @@ column(Oid relid, AttrNumber att)
 
 static void append_element_expr(StringInfo q, List *all, const BsonEmbedding *e,
 								int depth, const char *schema, bool omit_nulls,
-								bool joined);
+								bool partition_root, bool joined);
 
 /* ORDER BY the element's key, text as bytes */
 static void
@@ -80,7 +81,7 @@ append_element_order(StringInfo q, const BsonEmbedding *e, int depth)
  */
 static void
 append_grouped(StringInfo q, List *all, const BsonEmbedding *e, int depth,
-			   const char *schema, bool omit_nulls)
+			   const char *schema, bool omit_nulls, bool partition_root)
 {
 	appendStringInfoString(q, "SELECT ");
 	for (int i = 0; i < e->nfk; i++)
@@ -88,12 +89,12 @@ append_grouped(StringInfo q, List *all, const BsonEmbedding *e, int depth,
 	if (e->array)
 	{
 		appendStringInfo(q, "%s.bson_array_agg(", schema);
-		append_element_expr(q, all, e, depth, schema, omit_nulls, true);
+		append_element_expr(q, all, e, depth, schema, omit_nulls, partition_root, true);
 		append_element_order(q, e, depth);
 		appendStringInfoString(q, ")");
 	}
 	else
-		append_element_expr(q, all, e, depth, schema, omit_nulls, true);
+		append_element_expr(q, all, e, depth, schema, omit_nulls, partition_root, true);
 	appendStringInfo(q, " AS v FROM %s c%d", from_clause(e->child), depth);
 
 	/* the child's own children, each grouped once */
@@ -107,7 +108,7 @@ append_grouped(StringInfo q, List *all, const BsonEmbedding *e, int depth,
 			int			n = foreach_current_index(lc) + 1;
 
 			appendStringInfoString(q, " LEFT JOIN (");
-			append_grouped(q, all, g, depth + 1, schema, omit_nulls);
+			append_grouped(q, all, g, depth + 1, schema, omit_nulls, partition_root);
 			appendStringInfo(q, ") e%d_%d ON ", depth, n);
 			for (int i = 0; i < g->nfk; i++)
 				appendStringInfo(q, "%se%d_%d.k%d = c%d.%s", i > 0 ? " AND " : "",
@@ -134,18 +135,18 @@ append_grouped(StringInfo q, List *all, const BsonEmbedding *e, int depth,
  */
 static void
 append_filtered(StringInfo q, List *all, const BsonEmbedding *e, int depth,
-				const char *schema, bool omit_nulls, const char *filter)
+				const char *schema, bool omit_nulls, bool partition_root, const char *filter)
 {
 	appendStringInfoString(q, "(SELECT ");
 	if (e->array)
 	{
 		appendStringInfo(q, "%s.bson_array_agg(", schema);
-		append_element_expr(q, all, e, depth, schema, omit_nulls, false);
+		append_element_expr(q, all, e, depth, schema, omit_nulls, partition_root, false);
 		append_element_order(q, e, depth);
 		appendStringInfoString(q, ")");
 	}
 	else
-		append_element_expr(q, all, e, depth, schema, omit_nulls, false);
+		append_element_expr(q, all, e, depth, schema, omit_nulls, partition_root, false);
 	appendStringInfo(q, " FROM %s c%d WHERE %s)", from_clause(e->child), depth, filter);
 }
 
@@ -155,7 +156,7 @@ append_filtered(StringInfo q, List *all, const BsonEmbedding *e, int depth,
  */
 static void
 append_element_expr(StringInfo q, List *all, const BsonEmbedding *e, int depth,
-					const char *schema, bool omit_nulls, bool joined)
+					const char *schema, bool omit_nulls, bool partition_root, bool joined)
 {
 	List	   *below = bson_embeddings_into(all, e->child);
 	ListCell   *lc;
@@ -180,10 +181,11 @@ append_element_expr(StringInfo q, List *all, const BsonEmbedding *e, int depth,
 				appendStringInfo(&filter, "%sc%d.%s = c%d.%s", i > 0 ? " AND " : "",
 								 depth + 1, column(g->child, g->fk[i]),
 								 depth, column(e->child, g->ref[i]));
-			append_filtered(q, all, g, depth + 1, schema, omit_nulls, filter.data);
+			append_filtered(q, all, g, depth + 1, schema, omit_nulls, partition_root, filter.data);
 		}
 	}
-	appendStringInfo(q, "]::bytea[], %s)", omit_nulls ? "true" : "false");
+	appendStringInfo(q, "]::bytea[], %s, %s)", omit_nulls ? "true" : "false",
+					 partition_root ? "true" : "false");
 }
 
 char *
@@ -208,7 +210,7 @@ bson_embedded_query(List *embeddings, Oid table, const char *source,
 		int			n = foreach_current_index(lc) + 1;
 
 		appendStringInfoString(&q, " LEFT JOIN (");
-		append_grouped(&q, embeddings, e, 1, schema, omit_nulls);
+		append_grouped(&q, embeddings, e, 1, schema, omit_nulls, partition_root);
 		appendStringInfo(&q, ") e0_%d ON ", n);
 		for (int i = 0; i < e->nfk; i++)
 			appendStringInfo(&q, "%se0_%d.k%d = t.%s", i > 0 ? " AND " : "", n, i + 1,
@@ -219,7 +221,7 @@ bson_embedded_query(List *embeddings, Oid table, const char *source,
 
 char *
 bson_embedded_fields_query(List *embeddings, Oid table, const char *schema,
-						   bool omit_nulls)
+						   bool omit_nulls, bool partition_root)
 {
 	List	   *into = bson_embeddings_into(embeddings, table);
 	StringInfoData q;
@@ -238,7 +240,7 @@ bson_embedded_fields_query(List *embeddings, Oid table, const char *schema,
 							 column(e->child, e->fk[i]), i + 1);
 		if (foreach_current_index(lc) > 0)
 			appendStringInfoString(&q, ", ");
-		append_filtered(&q, embeddings, e, 1, schema, omit_nulls, filter.data);
+		append_filtered(&q, embeddings, e, 1, schema, omit_nulls, partition_root, filter.data);
 	}
 	appendStringInfoString(&q, "]::bytea[]");
 	return q.data;
@@ -323,11 +325,17 @@ append_shape(StringInfo s, List *embeddings, Oid table)
 		append_shape(s, embeddings, e->child);
 		/* its columns: a DDL of the child changes the parent's documents */
 		{
-			Relation	rel = relation_open(e->child, AccessShareLock);
+			Relation	rel = HistoricSnapshotActive() ? RelationIdGetRelation(e->child) :
+				relation_open(e->child, AccessShareLock);
 			BsonChangeTable model = {0};
 
+			if (!RelationIsValid(rel))
+				elog(ERROR, "could not open relation with OID %u", e->child);
 			bson_table_model_build(&model, rel, CurrentMemoryContext);
-			relation_close(rel, NoLock);
+			if (HistoricSnapshotActive())
+				RelationClose(rel);
+			else
+				relation_close(rel, NoLock);
 			appendStringInfo(s, ",\"model\":%s", bson_table_shape(&model));
 		}
 		appendStringInfoChar(s, '}');
@@ -351,6 +359,7 @@ bson_embedded_shape(List *embeddings, Oid table)
 typedef struct ElementCache
 {
 	Oid			typid;
+	bool		partition_root;
 	MemoryContext mcxt;
 	TupleDesc	desc;
 	BsonChangeTable model;
@@ -360,7 +369,7 @@ typedef struct ElementCache
 } ElementCache;
 
 static ElementCache *
-element_cache(FunctionCallInfo fcinfo, Oid typid)
+element_cache(FunctionCallInfo fcinfo, Oid typid, bool partition_root)
 {
 	ElementCache *cache = (ElementCache *) fcinfo->flinfo->fn_extra;
 	Oid			relid;
@@ -368,7 +377,7 @@ element_cache(FunctionCallInfo fcinfo, Oid typid)
 	MemoryContext old;
 	List	   *all;
 
-	if (cache != NULL && cache->typid == typid)
+	if (cache != NULL && cache->typid == typid && cache->partition_root == partition_root)
 		return cache;
 	relid = get_typ_typrelid(typid);
 	if (cache == NULL)
@@ -384,7 +393,8 @@ element_cache(FunctionCallInfo fcinfo, Oid typid)
 	cache->typid = InvalidOid;
 	memset(&cache->model, 0, sizeof(cache->model));
 	old = MemoryContextSwitchTo(cache->mcxt);
-	all = bson_embeddings_load(get_func_namespace(fcinfo->flinfo->fn_oid));
+	all = bson_embeddings_for(bson_embeddings_load(get_func_namespace(fcinfo->flinfo->fn_oid)),
+							  partition_root);
 	cache->embedding = OidIsValid(relid) ? bson_embedding_of(all, relid) : NULL;
 	if (cache->embedding == NULL)
 		ereport(ERROR,
@@ -407,12 +417,14 @@ element_cache(FunctionCallInfo fcinfo, Oid typid)
 		elog(ERROR, "the columns of table %s changed during the query",
 			 cache->model.name);
 	cache->typid = typid;
+	cache->partition_root = partition_root;
 	return cache;
 }
 
 PG_FUNCTION_INFO_V1(bson_embedded_element);
 /*
- * bson_embedded_element(rec record, fields bytea[], omit_nulls boolean):
+ * bson_embedded_element(rec record, fields bytea[], omit_nulls boolean,
+ * partition_root boolean):
  * an embedded row as its parent's document holds it
  */
 Datum
@@ -421,7 +433,8 @@ bson_embedded_element(PG_FUNCTION_ARGS)
 	HeapTupleHeader rec = PG_GETARG_HEAPTUPLEHEADER(0);
 	ArrayType  *fields = PG_GETARG_ARRAYTYPE_P(1);
 	bool		omit_nulls = PG_GETARG_BOOL(2);
-	ElementCache *cache = element_cache(fcinfo, HeapTupleHeaderGetTypeId(rec));
+	bool		partition_root = PG_GETARG_BOOL(3);
+	ElementCache *cache = element_cache(fcinfo, HeapTupleHeaderGetTypeId(rec), partition_root);
 	HeapTupleData tuple;
 	Datum	   *values;
 	bool	   *nulls;

@@ -27,6 +27,7 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -35,6 +36,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -46,6 +48,44 @@
 
 #define EMBEDDING_TABLE "bson_embedding"
 #define NATTS_EMBEDDING 7
+
+/*
+ * Why a declaration does not hold, kept where it is found, for the caller
+ * to raise as an error (a declaration, a query) or a warning (logical
+ * decoding, which must not stop at a declaration broken since it was made:
+ * it leaves it out, and the parent's documents change shape)
+ */
+typedef struct Problem
+{
+	int			code;
+	char	   *message;
+	char	   *detail;
+	char	   *hint;
+} Problem;
+
+static Problem problem;
+
+static void
+note_problem(int code, char *message, char *detail, char *hint)
+{
+	problem.code = code;
+	problem.message = message;
+	problem.detail = detail;
+	problem.hint = hint;
+}
+
+#define REFUSE(code, message, detail, hint) \
+	do { note_problem(code, message, detail, hint); return false; } while (0)
+
+static void
+report_problem(int level)
+{
+	ereport(level,
+			(errcode(problem.code),
+			 errmsg_internal("%s", problem.message),
+			 problem.detail ? errdetail_internal("%s", problem.detail) : 0,
+			 problem.hint ? errhint("%s", problem.hint) : 0));
+}
 
 /* What the table holds of one declaration */
 typedef struct Declared
@@ -75,7 +115,7 @@ embedding_table(Oid nsp)
 
 /* The rows of bson_embedding as the current query sees them */
 static List *
-read_declared(Oid nsp)
+read_declared(Oid nsp, bool latest)
 {
 	Oid			relid = embedding_table(nsp);
 	Relation	rel = table_open(relid, AccessShareLock);
@@ -87,6 +127,7 @@ read_declared(Oid nsp)
 	 */
 	Snapshot	snapshot = RegisterSnapshot(HistoricSnapshotActive() ?
 											GetCatalogSnapshot(relid) :
+											latest ? GetLatestSnapshot() :
 											ActiveSnapshotSet() ?
 											GetActiveSnapshot() :
 											GetTransactionSnapshot());
@@ -135,47 +176,76 @@ declaration_name(const Declared *d)
 }
 
 /* A table that can be embedded or embed: a table of rows, not a partition */
-static void
+static bool
 check_table_kind(Oid relid, const char *role, const Declared *d)
 {
 	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Form_pg_class c;
+	char		relkind;
+	char		persistence;
+	bool		partition;
 
 	if (!HeapTupleIsValid(tuple))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s table of %s no longer exists", role,
-						declaration_name(d)),
-				 errhint("Remove the declaration: SELECT bson_unembed(%u).",
-						 d->child)));
+		REFUSE(ERRCODE_UNDEFINED_TABLE, psprintf("%s table of %s no longer exists", role,
+						declaration_name(d)), NULL, psprintf("Remove the declaration: SELECT bson_unembed(%u).",
+						 d->child));
 	c = (Form_pg_class) GETSTRUCT(tuple);
-	if ((c->relkind != RELKIND_RELATION &&
-		 c->relkind != RELKIND_PARTITIONED_TABLE) ||
-		c->relpersistence != RELPERSISTENCE_PERMANENT)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s cannot be embedded or embed: it is not a logged table",
-						bson_table_name(relid)),
-				 errdetail("Only the rows of tables that the change stream carries can be embedded.")));
-	if (c->relispartition)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s cannot be embedded or embed: it is a partition",
-						bson_table_name(relid)),
-				 errdetail("A partition's rows belong to its root table's documents."),
-				 errhint("Declare the embedding on the partitioned table at the root.")));
+	relkind = c->relkind;
+	persistence = c->relpersistence;
+	partition = c->relispartition;
 	ReleaseSysCache(tuple);
+	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
+		persistence != RELPERSISTENCE_PERMANENT)
+		REFUSE(ERRCODE_WRONG_OBJECT_TYPE,
+			   psprintf("%s cannot be embedded or embed: it is not a logged table",
+						bson_table_name(relid)),
+			   psprintf("Only the rows of tables that the change stream carries can be embedded."),
+			   NULL);
+	if (partition)
+		REFUSE(ERRCODE_WRONG_OBJECT_TYPE,
+			   psprintf("%s cannot be embedded or embed: it is a partition", bson_table_name(relid)),
+			   psprintf("A partition's rows belong to its root table's documents."),
+			   psprintf("Declare the embedding on the partitioned table at the root."));
+	return true;
+}
+
+/*
+ * A table opened to read its definition: locked until the transaction
+ * ends, as a query's tables are; in logical decoding as the plugin opens
+ * its tables, without a lock (a walsender that waits for a lock can wait
+ * for a transaction that waits for it, with synchronous replication)
+ */
+static Relation
+open_rel(Oid relid)
+{
+	Relation	rel;
+
+	if (!HistoricSnapshotActive())
+		return relation_open(relid, AccessShareLock);
+	rel = RelationIdGetRelation(relid);
+	if (!RelationIsValid(rel))
+		elog(ERROR, "could not open relation with OID %u", relid);
+	return rel;
+}
+
+static void
+close_rel(Relation rel)
+{
+	if (HistoricSnapshotActive())
+		RelationClose(rel);
+	else
+		relation_close(rel, NoLock);
 }
 
 /* The key model of a table, worked out in the current context */
 static void
 table_key(Oid relid, BsonChangeTable *model)
 {
-	Relation	rel = relation_open(relid, AccessShareLock);
+	Relation	rel = open_rel(relid);
 
 	memset(model, 0, sizeof(*model));
 	bson_table_model_build(model, rel, CurrentMemoryContext);
-	relation_close(rel, NoLock);
+	close_rel(rel);
 }
 
 static bool
@@ -200,13 +270,15 @@ key_has(const BsonChangeTable *model, AttrNumber att)
  * The foreign key: its columns of child mapped onto the parent's key, in
  * the key's order.
  */
-static void
+static bool
 resolve_foreign_key(BsonEmbedding *e, const Declared *d,
 					const BsonChangeTable *parent_key)
 {
 	Oid			conoid = get_relation_constraint_oid(d->child, d->constraint_name, true);
 	HeapTuple	tuple;
 	Form_pg_constraint con;
+	char		contype;
+	Oid			confrelid;
 	Datum		datum;
 	bool		isnull;
 	ArrayType  *conkey;
@@ -216,30 +288,30 @@ resolve_foreign_key(BsonEmbedding *e, const Declared *d,
 	int			n;
 
 	if (!OidIsValid(conoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("constraint \"%s\" of table %s does not exist",
+		REFUSE(ERRCODE_UNDEFINED_OBJECT,
+			   psprintf("constraint \"%s\" of table %s does not exist",
 						d->constraint_name, bson_table_name(d->child)),
-				 errdetail("It is the foreign key of %s.", declaration_name(d)),
-				 errhint("Declare the embedding again with the table's foreign key, or remove it: SELECT bson_unembed('%s').",
-						 bson_table_name(d->child))));
+			   psprintf("It is the foreign key of %s.", declaration_name(d)),
+			   psprintf("Declare the embedding again with the table's foreign key, or remove it: SELECT bson_unembed('%s').",
+						bson_table_name(d->child)));
 	tuple = SearchSysCache1(CONSTROID, ObjectIdGetDatum(conoid));
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for constraint %u", conoid);
 	con = (Form_pg_constraint) GETSTRUCT(tuple);
-	if (con->contype != CONSTRAINT_FOREIGN || con->confrelid != d->parent)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("constraint \"%s\" of table %s is not a foreign key that references %s",
+	contype = con->contype;
+	confrelid = con->confrelid;
+	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_conkey, &isnull);
+	conkey = isnull ? NULL : DatumGetArrayTypePCopy(datum);
+	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_confkey, &isnull);
+	confkey = isnull ? NULL : DatumGetArrayTypePCopy(datum);
+	ReleaseSysCache(tuple);
+	if (contype != CONSTRAINT_FOREIGN || confrelid != d->parent || conkey == NULL || confkey == NULL)
+		REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION,
+			   psprintf("constraint \"%s\" of table %s is not a foreign key that references %s",
 						d->constraint_name, bson_table_name(d->child),
 						bson_table_name(d->parent)),
-				 errdetail("A child's rows are embedded by the foreign key that names their parent's row.")));
-	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_conkey, &isnull);
-	Assert(!isnull);
-	conkey = DatumGetArrayTypeP(datum);
-	datum = SysCacheGetAttr(CONSTROID, tuple, Anum_pg_constraint_confkey, &isnull);
-	Assert(!isnull);
-	confkey = DatumGetArrayTypeP(datum);
+			   psprintf("A child's rows are embedded by the foreign key that names their parent's row."),
+			   NULL);
 	n = ARR_DIMS(conkey)[0];
 	from = (int16 *) ARR_DATA_PTR(conkey);
 	to = (int16 *) ARR_DATA_PTR(confkey);
@@ -263,7 +335,6 @@ resolve_foreign_key(BsonEmbedding *e, const Declared *d,
 		e->fk[k] = from[j];
 		e->ref[k] = want;
 	}
-	ReleaseSysCache(tuple);
 
 	/* a row names its parent's _id by its own values: written alike */
 	for (int k = 0; k < n; k++)
@@ -277,33 +348,31 @@ resolve_foreign_key(BsonEmbedding *e, const Declared *d,
 		get_atttypetypmodcoll(d->child, e->fk[k], &ctype, &cmod, &coll);
 		get_atttypetypmodcoll(d->parent, e->ref[k], &ptype, &pmod, &coll);
 		if (ctype != ptype || cmod != pmod)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" of table %s is of type %s, but the column \"%s\" of %s it references is of type %s",
+			REFUSE(ERRCODE_DATATYPE_MISMATCH,
+				   psprintf("column \"%s\" of table %s is of type %s, but the column \"%s\" of %s it references is of type %s",
 							get_attname(d->child, e->fk[k], false), bson_table_name(d->child),
 							format_type_with_typemod(ctype, cmod),
 							get_attname(d->parent, e->ref[k], false), bson_table_name(d->parent),
 							format_type_with_typemod(ptype, pmod)),
-					 errdetail("An embedded row names its parent's document by the values of its foreign key, which must be written as the parent's _id is."),
-					 errhint("Give the foreign key's columns the types of the columns they reference.")));
+				   psprintf("An embedded row names its parent's document by the values of its foreign key, which must be written as the parent's _id is."),
+				   psprintf("Give the foreign key's columns the types of the columns they reference."));
 	}
-	return;
+	return true;
 
 not_the_key:
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-			 errmsg("foreign key \"%s\" of table %s does not reference the key of %s",
+	REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION,
+		   psprintf("foreign key \"%s\" of table %s does not reference the key of %s",
 					d->constraint_name, bson_table_name(d->child),
 					bson_table_name(d->parent)),
-			 errdetail("An embedded row names its parent's document by the parent's _id, which is its replica identity (its primary key, or the index REPLICA IDENTITY USING INDEX names)."),
-			 errhint("Reference the parent's primary key with the foreign key.")));
+		   psprintf("An embedded row names its parent's document by the parent's _id, which is its replica identity (its primary key, or the index REPLICA IDENTITY USING INDEX names)."),
+		   psprintf("Reference the parent's primary key with the foreign key."));
 }
 
 /* Is the foreign key unique in child: at most one child per parent? */
 static bool
 foreign_key_unique(Oid child, const AttrNumber *fk, int nfk)
 {
-	Relation	rel = relation_open(child, AccessShareLock);
+	Relation	rel = open_rel(child);
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 	bool		unique = false;
@@ -331,7 +400,7 @@ foreign_key_unique(Oid child, const AttrNumber *fk, int nfk)
 		}
 	}
 	list_free(indexes);
-	relation_close(rel, NoLock);
+	close_rel(rel);
 	return unique;
 }
 
@@ -359,8 +428,8 @@ element_key_type(Oid type)
 }
 
 /* One declaration, resolved against the catalogs and checked on its own */
-static BsonEmbedding *
-resolve(const Declared *d)
+static bool
+resolve(const Declared *d, BsonEmbedding **out)
 {
 	BsonEmbedding *e = palloc0(sizeof(BsonEmbedding));
 	BsonChangeTable parent_key;
@@ -369,8 +438,10 @@ resolve(const Declared *d)
 	TupleDesc	desc;
 	bool		unique;
 
-	check_table_kind(d->child, "the embedded", d);
-	check_table_kind(d->parent, "the parent", d);
+	*out = NULL;
+	if (!check_table_kind(d->child, "the embedded", d) ||
+		!check_table_kind(d->parent, "the parent", d))
+		return false;
 	e->child = d->child;
 	e->parent = d->parent;
 	e->constraint_name = d->constraint_name;
@@ -378,7 +449,8 @@ resolve(const Declared *d)
 	e->keep_collection = d->keep_collection;
 	table_key(d->parent, &parent_key);
 	table_key(d->child, &child_key);
-	resolve_foreign_key(e, d, &parent_key);
+	if (!resolve_foreign_key(e, d, &parent_key))
+		return false;
 
 	unique = foreign_key_unique(d->child, e->fk, e->nfk);
 	if (strcmp(d->shape, "array") == 0)
@@ -386,56 +458,38 @@ resolve(const Declared *d)
 	else if (strcmp(d->shape, "document") == 0)
 	{
 		if (!unique)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("the rows of %s cannot be embedded in %s as one document",
-							bson_table_name(d->child), bson_table_name(d->parent)),
-					 errdetail("No unique index of %s holds the columns of its foreign key \"%s\" alone: a parent can have several.",
-							   bson_table_name(d->child), d->constraint_name),
-					 errhint("Embed them as an array (shape => 'array'), or make the foreign key unique.")));
+			REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("the rows of %s cannot be embedded in %s as one document",
+							bson_table_name(d->child), bson_table_name(d->parent)), psprintf("No unique index of %s holds the columns of its foreign key \"%s\" alone: a parent can have several.",
+							   bson_table_name(d->child), d->constraint_name), psprintf("Embed them as an array (shape => 'array'), or make the foreign key unique."));
 	}
 	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid shape \"%s\" of an embedding", d->shape),
-				 errhint("An embedding's shape is 'array' (one-to-many) or 'document' (one-to-one).")));
+		REFUSE(ERRCODE_INVALID_PARAMETER_VALUE, psprintf("invalid shape \"%s\" of an embedding", d->shape), NULL, psprintf("An embedding's shape is 'array' (one-to-many) or 'document' (one-to-one)."));
 
 	/* the element's key: the child's key without the foreign key */
 	if (child_key.nkeys == 0 || child_key.id_whole_row)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("table %s has no key, so its rows cannot be embedded",
-						bson_table_name(d->child)),
-				 errdetail("An embedded row is found in its parent's document by its key."),
-				 errhint("Give the table a primary key.")));
+		REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("table %s has no key, so its rows cannot be embedded",
+						bson_table_name(d->child)), psprintf("An embedded row is found in its parent's document by its key."), psprintf("Give the table a primary key."));
 	e->element_key = palloc(sizeof(AttrNumber) * child_key.nkeys);
 	for (int i = 0; i < child_key.nkeys; i++)
 		if (!attnum_in(child_key.keys[i] + 1, e->fk, e->nfk))
 			e->element_key[e->nelement_key++] = child_key.keys[i] + 1;
 	if (e->array && e->nelement_key == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("the key of %s is its foreign key \"%s\", so its rows cannot be embedded in %s as an array",
+		REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("the key of %s is its foreign key \"%s\", so its rows cannot be embedded in %s as an array",
 						bson_table_name(d->child), d->constraint_name,
-						bson_table_name(d->parent)),
-				 errdetail("A parent has at most one such row."),
-				 errhint("Embed it as one document (shape => 'document').")));
+						bson_table_name(d->parent)), psprintf("A parent has at most one such row."), psprintf("Embed it as one document (shape => 'document')."));
 
 	/* a move to another parent must be seen: the old row names its parent */
 	if (!child_key.old_row_whole)
 		for (int i = 0; i < e->nfk; i++)
 			if (!key_has(&child_key, e->fk[i]))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("the replica identity of %s does not include its foreign key \"%s\"",
-								bson_table_name(d->child), d->constraint_name),
-						 errdetail("An update that moves a row of %s to another parent would not log the parent it leaves, whose document would keep it.",
-								   bson_table_name(d->child)),
-						 errhint("ALTER TABLE %s REPLICA IDENTITY FULL, or give it a replica identity index that includes the foreign key's columns.",
-								 bson_table_name(d->child))));
+				REFUSE(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, psprintf("the replica identity of %s does not include its foreign key \"%s\"",
+								bson_table_name(d->child), d->constraint_name), psprintf("An update that moves a row of %s to another parent would not log the parent it leaves, whose document would keep it.",
+								   bson_table_name(d->child)), psprintf("ALTER TABLE %s REPLICA IDENTITY FULL, or give it a replica identity index that includes the foreign key's columns.",
+								 bson_table_name(d->child)));
 
-	rel = relation_open(d->child, AccessShareLock);
-	desc = RelationGetDescr(rel);
+	rel = open_rel(d->child);
+	desc = CreateTupleDescCopy(RelationGetDescr(rel));
+	close_rel(rel);
 	e->natts = desc->natts;
 	e->included = palloc0(sizeof(bool) * Max(desc->natts, 1));
 	if (d->columns == NULL)
@@ -458,12 +512,9 @@ resolve(const Declared *d)
 				get_attnum(d->child, NameStr(*DatumGetName(names[i])));
 
 			if (att <= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column \"%s\" of table %s does not exist",
+				REFUSE(ERRCODE_UNDEFINED_COLUMN, psprintf("column \"%s\" of table %s does not exist",
 								nulls[i] ? "(null)" : NameStr(*DatumGetName(names[i])),
-								bson_table_name(d->child)),
-						 errdetail("It is one of the columns of %s.", declaration_name(d))));
+								bson_table_name(d->child)), psprintf("It is one of the columns of %s.", declaration_name(d)), NULL);
 			e->included[att - 1] = true;
 		}
 	}
@@ -472,41 +523,28 @@ resolve(const Declared *d)
 		Form_pg_attribute a = TupleDescAttr(desc, e->element_key[i] - 1);
 
 		if (e->array && !e->included[e->element_key[i] - 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("column \"%s\" of table %s must be in its embedded rows",
-							NameStr(a->attname), bson_table_name(d->child)),
-					 errdetail("It is part of the key by which an element is found in its parent's array.")));
+			REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("column \"%s\" of table %s must be in its embedded rows",
+							NameStr(a->attname), bson_table_name(d->child)), psprintf("It is part of the key by which an element is found in its parent's array."), NULL);
 		if (e->array && !element_key_type(a->atttypid))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("column \"%s\" of table %s, of type %s, cannot order the elements of an embedded array",
+			REFUSE(ERRCODE_FEATURE_NOT_SUPPORTED, psprintf("column \"%s\" of table %s, of type %s, cannot order the elements of an embedded array",
 							NameStr(a->attname), bson_table_name(d->child),
-							format_type_be(a->atttypid)),
-					 errdetail("Elements are kept in the order of their key, which MongoDB and PostgreSQL must compare alike: integers, text and varchar (as COLLATE \"C\"), uuid and date do."),
-					 errhint("Give the table a key of such columns.")));
+							format_type_be(a->atttypid)), psprintf("Elements are kept in the order of their key, which MongoDB and PostgreSQL must compare alike: integers, text and varchar (as COLLATE \"C\"), uuid and date do."), psprintf("Give the table a key of such columns."));
 	}
-	relation_close(rel, NoLock);
 
 	/* the field: a name of its own in the parent's documents */
 	if (e->field[0] == '\0' || e->field[0] == '$' || strchr(e->field, '.') != NULL ||
 		strcmp(e->field, "_id") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_NAME),
-				 errmsg("invalid field name \"%s\" for an embedding", e->field),
-				 errdetail("The field of embedded rows cannot be empty or _id, start with $ or hold a dot.")));
+		REFUSE(ERRCODE_INVALID_NAME, psprintf("invalid field name \"%s\" for an embedding", e->field), psprintf("The field of embedded rows cannot be empty or _id, start with $ or hold a dot."), NULL);
 	{
 		AttrNumber	att = get_attnum(d->parent, e->field);
 
 		if (att > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_COLUMN),
-					 errmsg("table %s has a column named \"%s\", the field of %s",
+			REFUSE(ERRCODE_DUPLICATE_COLUMN, psprintf("table %s has a column named \"%s\", the field of %s",
 							bson_table_name(d->parent), e->field,
-							declaration_name(d)),
-					 errhint("Name the embedded field differently.")));
+							declaration_name(d)), NULL, psprintf("Name the embedded field differently."));
 	}
-	return e;
+	*out = e;
+	return true;
 }
 
 BsonEmbedding *
@@ -524,9 +562,12 @@ bson_embedding_of(List *embeddings, Oid child)
 	return NULL;
 }
 
-/* The rules between declarations: depth, cycles, a row names the top */
-static void
-check_together(List *embeddings)
+/*
+ * The rules between declarations: depth, cycles, a row names the top; false
+ * with *bad the first declaration that breaks one
+ */
+static bool
+check_together(List *embeddings, BsonEmbedding **bad)
 {
 	ListCell   *lc;
 
@@ -538,76 +579,87 @@ check_together(List *embeddings)
 		ListCell   *other;
 
 		CHECK_FOR_INTERRUPTS();
+		*bad = e;
 		if (up != NULL)
 			for (int i = 0; i < up->nfk; i++)
 				if (!attnum_in(up->fk[i], e->ref, e->nfk))
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-							 errmsg("the key of %s does not include its foreign key \"%s\", so the rows of %s cannot be embedded in it",
+					REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("the key of %s does not include its foreign key \"%s\", so the rows of %s cannot be embedded in it",
 									bson_table_name(e->parent), up->constraint_name,
-									bson_table_name(e->child)),
-							 errdetail("A row embedded below the top must name the top document from its own columns: its foreign key references its parent's key, which must hold the key of the parent's parent."),
-							 errhint("Make the foreign key of %s part of its primary key (as in PRIMARY KEY (order_id, line_no)), and reference that key.",
-									 bson_table_name(e->parent))));
+									bson_table_name(e->child)), psprintf("A row embedded below the top must name the top document from its own columns: its foreign key references its parent's key, which must hold the key of the parent's parent."), psprintf("Make the foreign key of %s part of its primary key (as in PRIMARY KEY (order_id, line_no)), and reference that key.",
+									 bson_table_name(e->parent)));
 		for (; up != NULL; up = bson_embedding_of(embeddings, up->parent))
 		{
 			CHECK_FOR_INTERRUPTS();
 			if (up->child == e->child)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-						 errmsg("table %s would be embedded in itself",
-								bson_table_name(e->child)),
-						 errdetail("Its embeddings make a cycle.")));
+				REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("table %s would be embedded in itself",
+								bson_table_name(e->child)), psprintf("Its embeddings make a cycle."), NULL);
 			if (++depth > BSON_EMBED_MAX_DEPTH)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("table %s would be embedded %d levels deep", bson_table_name(e->child), depth),
-						 errdetail("Rows are embedded at most %d levels below a top document.",
-								   BSON_EMBED_MAX_DEPTH)));
+				REFUSE(ERRCODE_PROGRAM_LIMIT_EXCEEDED, psprintf("table %s would be embedded %d levels deep", bson_table_name(e->child), depth), psprintf("Rows are embedded at most %d levels below a top document.",
+								   BSON_EMBED_MAX_DEPTH), NULL);
 		}
 		for_each_from(other, embeddings, foreach_current_index(lc) + 1)
 		{
 			BsonEmbedding *o = (BsonEmbedding *) lfirst(other);
 
 			if (o->parent == e->parent && strcmp(o->field, e->field) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_OBJECT),
-						 errmsg("the rows of %s and of %s would both be field \"%s\" of %s",
+				REFUSE(ERRCODE_DUPLICATE_OBJECT, psprintf("the rows of %s and of %s would both be field \"%s\" of %s",
 								bson_table_name(e->child), bson_table_name(o->child),
-								e->field, bson_table_name(e->parent)),
-						 errhint("Name the embedded field differently.")));
+								e->field, bson_table_name(e->parent)), NULL, psprintf("Name the embedded field differently."));
 		}
 		if (e->keep_collection && bson_embeddings_into(embeddings, e->child) != NIL)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("table %s keeps a collection of its own and has rows embedded in it",
-							bson_table_name(e->child)),
-					 errdetail("The rows embedded in it are written into its top document only."),
-					 errhint("Embed %s without keep_collection, or embed no rows in it.",
-							 bson_table_name(e->child))));
+			REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("table %s keeps a collection of its own and has rows embedded in it",
+							bson_table_name(e->child)), psprintf("The rows embedded in it are written into its top document only."), psprintf("Embed %s without keep_collection, or embed no rows in it.",
+							 bson_table_name(e->child)));
 		if (e->child == e->parent)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("table %s would be embedded in itself",
-							bson_table_name(e->child))));
+			REFUSE(ERRCODE_INVALID_OBJECT_DEFINITION, psprintf("table %s would be embedded in itself",
+							bson_table_name(e->child)), NULL, NULL);
 	}
+	*bad = NULL;
+	return true;
+}
+
+/*
+ * The declarations, resolved and checked; one that does not hold raised at
+ * level: an error, or a warning and the declaration left out
+ */
+static List *
+load(Oid nsp, bool latest, int level)
+{
+	List	   *declared;
+	List	   *embeddings = NIL;
+	ListCell   *lc;
+	BsonEmbedding *bad;
+
+	/* before the update of the extension that makes the table: none */
+	if (!OidIsValid(get_relname_relid(EMBEDDING_TABLE, nsp)))
+		return NIL;
+	declared = read_declared(nsp, latest);
+	foreach(lc, declared)
+	{
+		BsonEmbedding *e;
+
+		if (resolve((Declared *) lfirst(lc), &e))
+			embeddings = lappend(embeddings, e);
+		else
+			report_problem(level);
+	}
+	while (!check_together(embeddings, &bad))
+	{
+		report_problem(level);
+		embeddings = list_delete_ptr(embeddings, bad);
+	}
+	return embeddings;
 }
 
 List *
 bson_embeddings_load(Oid nsp)
 {
-	List	   *declared = read_declared(nsp);
-	List	   *embeddings = NIL;
-	ListCell   *lc;
-
-	foreach(lc, declared)
-		embeddings = lappend(embeddings, resolve((Declared *) lfirst(lc)));
-	check_together(embeddings);
-	return embeddings;
+	return load(nsp, false, ERROR);
 }
 
-List *
-bson_embeddings_load_any(void)
+/* The extension's schema, InvalidOid where it is not installed */
+static Oid
+extension_namespace(void)
 {
 	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyData key;
@@ -622,10 +674,41 @@ bson_embeddings_load_any(void)
 		nsp = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	/* a stream of a database without the extension, or with an older one */
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid(EMBEDDING_TABLE, nsp)))
+	return nsp;
+}
+
+List *
+bson_embeddings_load_any(void)
+{
+	Oid			nsp = extension_namespace();
+
+	/* a stream of a database without the extension */
+	if (!OidIsValid(nsp))
 		return NIL;
-	return bson_embeddings_load(nsp);
+	return load(nsp, false, WARNING);
+}
+
+List *
+bson_embeddings_for(List *embeddings, bool partition_root)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	if (partition_root)
+		return embeddings;
+	foreach(lc, embeddings)
+	{
+		BsonEmbedding *e = (BsonEmbedding *) lfirst(lc);
+		bool		partitioned = false;
+
+		for (BsonEmbedding *up = e; up != NULL && !partitioned;
+			 up = bson_embedding_of(embeddings, up->parent))
+			partitioned = get_rel_relkind(up->child) == RELKIND_PARTITIONED_TABLE ||
+				get_rel_relkind(up->parent) == RELKIND_PARTITIONED_TABLE;
+		if (!partitioned)
+			out = lappend(out, e);
+	}
+	return out;
 }
 
 static int
@@ -665,6 +748,7 @@ write_as_owner(Oid nsp, const char *sql, int nargs, Oid *types, Datum *values,
 	Oid			owner;
 	Oid			save_userid;
 	int			save_sec_context;
+	int			save_nestlevel;
 	int			rc;
 
 	if (!HeapTupleIsValid(tuple))
@@ -674,12 +758,17 @@ write_as_owner(Oid nsp, const char *sql, int nargs, Oid *types, Datum *values,
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	/* nothing of the caller's search_path runs as the owner */
+	save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
 	if (rc != SPI_OK_INSERT && rc != SPI_OK_DELETE)
 		elog(ERROR, "SPI_execute_with_args failed: %d", rc);
 	SPI_finish();
+	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	CommandCounterIncrement();
 }
@@ -902,7 +991,8 @@ bson_embed(PG_FUNCTION_ARGS)
 	constraint_name = PG_ARGISNULL(3) ? only_foreign_key(child, parent) :
 		NameStr(*PG_GETARG_NAME(3));
 
-	current = bson_embeddings_load(nsp);
+	/* the declarations as they are now, the lock held: none made meanwhile */
+	current = load(nsp, true, ERROR);
 	if (bson_embedding_of(current, child) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -920,13 +1010,16 @@ bson_embed(PG_FUNCTION_ARGS)
 		BsonChangeTable parent_key;
 
 		table_key(parent, &parent_key);
-		resolve_foreign_key(&e, &probe, &parent_key);
+		if (!resolve_foreign_key(&e, &probe, &parent_key))
+			report_problem(ERROR);
 		shape = foreign_key_unique(child, e.fk, e.nfk) ? "document" : "array";
 	}
 
 	/* the new declaration on its own, then with every other */
 	{
 		Declared   *d = palloc0(sizeof(Declared));
+		BsonEmbedding *e;
+		BsonEmbedding *bad;
 
 		d->child = child;
 		d->parent = parent;
@@ -935,7 +1028,8 @@ bson_embed(PG_FUNCTION_ARGS)
 		d->shape = shape;
 		d->keep_collection = !PG_ARGISNULL(5) && PG_GETARG_BOOL(5);
 		d->columns = PG_ARGISNULL(6) ? NULL : PG_GETARG_ARRAYTYPE_P(6);
-		check_together(lappend(current, resolve(d)));
+		if (!resolve(d, &e) || !check_together(lappend(current, e), &bad))
+			report_problem(ERROR);
 	}
 
 	namestrcpy(conname, constraint_name);
@@ -966,13 +1060,14 @@ bson_unembed(PG_FUNCTION_ARGS)
 {
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	Oid			child = PG_GETARG_OID(0);
-	List	   *declared = read_declared(nsp);
+	List	   *declared;
 	ListCell   *lc;
 	Declared   *found = NULL;
 	Oid			types[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(child)};
 
 	LockRelationOid(embedding_table(nsp), ShareRowExclusiveLock);
+	declared = read_declared(nsp, true);
 	foreach(lc, declared)
 		if (((Declared *) lfirst(lc))->child == child)
 			found = (Declared *) lfirst(lc);
@@ -982,8 +1077,13 @@ bson_unembed(PG_FUNCTION_ARGS)
 				 errmsg("table %s is not embedded",
 						get_rel_name(child) ? bson_table_name(child) :
 						psprintf("with OID %u", child))));
-	/* a table that is gone is no one's: its parent's owner may remove it */
-	if (get_rel_name(child) != NULL)
+	/* the owner of either table (a table that is gone is no one's) */
+	if (get_rel_name(child) != NULL && get_rel_name(found->parent) != NULL)
+	{
+		if (!bson_table_owned_by(found->parent, GetUserId()))
+			check_owner(child);
+	}
+	else if (get_rel_name(child) != NULL)
 		check_owner(child);
 	else if (get_rel_name(found->parent) != NULL)
 		check_owner(found->parent);
@@ -992,12 +1092,58 @@ bson_unembed(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be superuser to remove the embedding of a dropped table into a dropped table")));
 	write_as_owner(nsp,
-				   psprintf("DELETE FROM %s.%s WHERE child::oid = $1",
+				   psprintf("DELETE FROM %s.%s WHERE child::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
 							quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
 				   1, types, values, NULL);
 	if (get_rel_name(child) != NULL)
 		CacheInvalidateRelcacheByRelid(child);
 	if (get_rel_name(found->parent) != NULL)
 		CacheInvalidateRelcacheByRelid(found->parent);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(bson_embedding_dropped);
+/*
+ * The event trigger of sql_drop: the declarations of tables or foreign keys
+ * that a DROP removed are removed with them, so that no declaration is
+ * left that no longer holds (a table dropped, its rows gone with it)
+ */
+Datum
+bson_embedding_dropped(PG_FUNCTION_ARGS)
+{
+	Oid			nsp;
+	List	   *declared;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("bson_embedding_dropped must be called as an event trigger")));
+	nsp = extension_namespace();
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid(EMBEDDING_TABLE, nsp)))
+		PG_RETURN_VOID();
+	LockRelationOid(embedding_table(nsp), ShareRowExclusiveLock);
+	declared = read_declared(nsp, true);
+	foreach(lc, declared)
+	{
+		Declared   *d = (Declared *) lfirst(lc);
+		bool		child = SearchSysCacheExists1(RELOID, ObjectIdGetDatum(d->child));
+		bool		parent = SearchSysCacheExists1(RELOID, ObjectIdGetDatum(d->parent));
+		Oid			types[1] = {OIDOID};
+		Datum		values[1] = {ObjectIdGetDatum(d->child)};
+
+		CHECK_FOR_INTERRUPTS();
+		if (child && parent &&
+			OidIsValid(get_relation_constraint_oid(d->child, d->constraint_name, true)))
+			continue;
+		write_as_owner(nsp,
+					   psprintf("DELETE FROM %s.%s WHERE child::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+								quote_identifier(get_namespace_name(nsp)), EMBEDDING_TABLE),
+					   1, types, values, NULL);
+		if (child)
+			CacheInvalidateRelcacheByRelid(d->child);
+		if (parent)
+			CacheInvalidateRelcacheByRelid(d->parent);
+	}
 	PG_RETURN_VOID();
 }

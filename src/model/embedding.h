@@ -73,6 +73,13 @@ extern List *bson_embeddings_load(Oid nsp);
  */
 extern List *bson_embeddings_load_any(void);
 
+/*
+ * Those that apply where partitions are collections of their own or not:
+ * without partition_root, none whose chain holds a partitioned table (its
+ * partitions are collections of their own, with their rows)
+ */
+extern List *bson_embeddings_for(List *embeddings, bool partition_root);
+
 /* Those of embeddings whose parent is table, ordered by field */
 extern List *bson_embeddings_into(List *embeddings, Oid table);
 
@@ -95,7 +102,8 @@ extern char *bson_embedded_query(List *embeddings, Oid table, const char *source
  * of ref of table's embeddings).
  */
 extern char *bson_embedded_fields_query(List *embeddings, Oid table,
-										const char *schema, bool omit_nulls);
+										const char *schema, bool omit_nulls,
+										bool partition_root);
 
 /*
  * Append the embedded fields of a document to w's open document: values

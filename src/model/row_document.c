@@ -118,7 +118,8 @@ document_cache(FmgrInfo *flinfo, Oid typid, bool partition_root)
 	if (bson_table_model_build(&cache->model, model, cache->mcxt))
 		bson_warn_id_column_left_out(bson_table_name(table));
 	old = MemoryContextSwitchTo(cache->mcxt);
-	cache->embeddings = bson_embeddings_load(get_func_namespace(flinfo->fn_oid));
+	cache->embeddings = bson_embeddings_for(bson_embeddings_load(get_func_namespace(flinfo->fn_oid)),
+											partition_root);
 	cache->into = bson_embeddings_into(cache->embeddings, table);
 	MemoryContextSwitchTo(old);
 	cache->model.policy_name = "bson_out.unmappable_values";
@@ -193,8 +194,8 @@ document_with_fields(FunctionCallInfo fcinfo, DocumentCache *cache,
 
 		for (int i = 0; i < nkey; i++)
 			types[i] = TupleDescAttr(cache->model.tupdesc, first->ref[i] - 1)->atttypid;
-		plan = SPI_prepare(bson_embedded_fields_query(cache->embeddings,
-													  first->parent, schema, omit_nulls),
+		plan = SPI_prepare(bson_embedded_fields_query(cache->embeddings, first->parent, schema,
+													  omit_nulls, cache->partition_root),
 						   nkey, types);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));

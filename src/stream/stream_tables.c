@@ -48,6 +48,7 @@ static MemoryContext tables_cxt = NULL;
 static HTAB *tables = NULL;
 static bool tables_have_composites = false;
 static bool tables_have_partitions = false;
+static bool tables_have_embeddings = false;
 static bool callbacks_registered = false;
 static uint64 tables_txn = 0;	/* transactions begun in the session */
 
@@ -100,6 +101,19 @@ relcache_changed(Datum arg, Oid relid)
 	entry = (BsonStreamTable *) hash_search(tables, &relid, HASH_FIND, NULL);
 	if (entry)
 		entry->valid = false;
+	/*
+	 * An entry of embedded rows depends on every table of its chain (their
+	 * names, keys and declarations): any of them may be this one
+	 */
+	if (tables_have_embeddings)
+	{
+		HASH_SEQ_STATUS seq;
+
+		hash_seq_init(&seq, tables);
+		while ((entry = (BsonStreamTable *) hash_seq_search(&seq)) != NULL)
+			if (entry->embedding)
+				entry->valid = false;
+	}
 	/* the relid may be a composite type's, or a partitioned table's */
 	if (tables_have_composites)
 		invalidate_all(true);
@@ -236,6 +250,7 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 	entry->column_map = NULL;
 	entry->key_unlogged = false;
 	entry->citus_table = false;
+	entry->embedding = false;
 	entry->ancestors = NULL;
 	entry->nancestors = 0;
 	entry->natts = RelationGetDescr(rel)->natts;
@@ -291,7 +306,8 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 													  "bson_out embeddings",
 													  ALLOCSET_SMALL_SIZES);
 		MemoryContext old = MemoryContextSwitchTo(scratch);
-		List	   *embeddings = bson_embeddings_load_any();
+		List	   *embeddings = bson_embeddings_for(bson_embeddings_load_any(),
+														 opts->partition_root);
 		BsonEmbedding *e = bson_embedding_of(embeddings, table);
 		bool		own_selected = entry->selected;
 		bool		top_selected = false;
@@ -307,6 +323,9 @@ build_table(BsonStreamTable *entry, Relation rel, const BsonStreamOptions *opts,
 			entry->selected = top_selected || (own_selected && e->keep_collection);
 		}
 		MemoryContextSwitchTo(old);
+		entry->embedding = e != NULL || bson_embeddings_into(embeddings, table) != NIL;
+		if (entry->embedding)
+			tables_have_embeddings = true;
 		if (entry->selected)
 		{
 			bson_embedding_model(embeddings, table, t, db, opts->include_schema,

@@ -44,6 +44,8 @@ typedef struct BsonStreamTable
 	bool		warned_key_unlogged;
 	bool		warned_oversized;	/* an event field over max-event-size */
 	bool		warned_lookalike;	/* named as a shard Citus does not list */
+	bool		embedding;		/* embedded, or rows are embedded in it: its
+								 * entry depends on other tables too */
 	bool		citus_table;	/* a Citus table's own relation (on a node, a
 								 * shell), selected by the filters but not
 								 * selected: it holds none of the rows, and

@@ -196,15 +196,36 @@ SELECT bson_array_agg(d) IS NULL AS no_rows FROM (SELECT to_bson('{}') d WHERE f
 SELECT bson_array_agg(d) FROM (VALUES ('\x00'::bytea)) s(d);
 SELECT bson_array_agg(NULL::bytea);
 
--- a declaration that no longer holds is an error where it is used
+-- a DROP of the foreign key or of a table removes its declarations (an
+-- event trigger); a declaration a DDL breaks otherwise is an error where it
+-- is used, naming it
 ALTER TABLE shipping DROP CONSTRAINT shipping_order_id_fkey;
-SELECT bson_to_json(bson_document(o)) FROM orders o WHERE id = 1;
-SELECT count(*) FROM bson_collections();
-SELECT bson_unembed('shipping');
+SELECT count(*) FROM bson_embedding WHERE child = 'shipping'::regclass;
 SELECT bson_to_json(bson_document(o)) FROM orders o WHERE id = 2;
+CREATE TABLE gone (code_id int REFERENCES codes, n int, PRIMARY KEY (code_id, n));
+SELECT bson_embed('gone', 'codes', 'gone');
+DROP TABLE gone;
+SELECT count(*) FROM bson_embedding WHERE field = 'gone';
 ALTER TABLE orders ADD COLUMN lines int;
 SELECT count(*) FROM bson_collections();
 ALTER TABLE orders DROP COLUMN lines;
+ALTER TABLE loose REPLICA IDENTITY DEFAULT;
+SELECT bson_to_json(bson_document(c)) FROM codes c WHERE id = 1;
+ALTER TABLE loose REPLICA IDENTITY FULL;
+ALTER TABLE tags RENAME CONSTRAINT tags_code_id_fkey TO tags_fk;
+SELECT bson_to_json(bson_document(c)) FROM codes c WHERE id = 1;
+ALTER TABLE tags RENAME CONSTRAINT tags_fk TO tags_code_id_fkey;
+-- bson_unembed writes as the table's owner: nothing of the caller's
+-- search_path runs there
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.eq(oid, oid) RETURNS boolean LANGUAGE plpgsql AS
+	$$ BEGIN RAISE EXCEPTION 'the caller''s operator ran'; END $$;
+CREATE OPERATOR evil.= (FUNCTION = evil.eq, LEFTARG = oid, RIGHTARG = oid);
+SET search_path = evil, pg_catalog, public;
+SELECT bson_unembed('tags');
+RESET search_path;
+DROP SCHEMA evil CASCADE;
+SELECT bson_embed('tags', 'codes', 'tags', columns => '{tag}');
 SELECT same_documents('orders');
 
 -- the change events: where an embedded row is (embeddedIn, with its
