@@ -94,6 +94,7 @@ typedef struct Applier
 	int			nops;
 	int			maxops;
 	size_t		batch_bytes;
+	int			flush_due;		/* the batch is full: applied before the next write */
 	Op			held;			/* a delete held back: a key change's insert may follow */
 	int			has_held;
 

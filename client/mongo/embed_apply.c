@@ -420,6 +420,8 @@ typedef struct Change
 	const bson_t *element;		/* SET */
 	const bson_t *element_fields;	/* SET: the element's embedded fields, or NULL */
 	int			partial;		/* SET: the element's columns the event has, the others kept */
+	const bson_t *unchanged;	/* partial: the columns the event left out (an array) */
+	const bson_t *base;			/* partial: the element as it was where it was (a move) */
 	int			missing;		/* out: a partial SET found no element to complete */
 	int			bad;			/* out: the path could not be read */
 } Change;
@@ -432,33 +434,85 @@ static void change_doc(const bson_t *doc, Change *c, int level, bson_t *out);
  * has them (their defaults where it has none); partial: the old one with
  * the event's columns set
  */
+/* Is name among the strings of the array names? */
+static int
+named(const bson_t *names, const char *name)
+{
+	bson_iter_t it;
+
+	if (names != NULL && bson_iter_init(&it, names))
+		while (bson_iter_next(&it))
+			if (BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), name) == 0)
+				return 1;
+	return 0;
+}
+
+/* Is name one of the element's own embedded fields? */
+static int
+nested_field(const Change *c, const char *name)
+{
+	int			n = c->element_fields ? count_levels(c->element_fields) : 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		Level		f;
+
+		if (nth_level(c->element_fields, i, &f) == 0 && strcmp(f.field, name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The element a SET makes from the one it replaces (NULL: none): the
+ * event's columns, then the element's own embedded fields as the old one
+ * has them (their defaults where it has none).  A partial event's columns
+ * left out (unchangedFields) are the old element's, in its order of
+ * fields; without an old element (nor the one it moved from), it cannot
+ * be made.
+ */
 static void
 new_element(const bson_t *old, Change *c, bson_t *out)
 {
 	bson_iter_t it;
+	const bson_t *nested_from = old;
 
 	if (c->partial)
 	{
-		if (old == NULL)
+		const bson_t *from = old ? old : c->base;
+
+		if (from == NULL)
 		{
 			c->missing = 1;
 			return;
 		}
-		bson_iter_init(&it, old);
+		/* the columns in the old element's order, the unchanged ones its own */
+		bson_iter_init(&it, from);
 		while (bson_iter_next(&it))
 		{
+			const char *k = bson_iter_key(&it);
 			bson_iter_t v;
 
-			if (bson_iter_init_find(&v, c->element, bson_iter_key(&it)))
-				bson_append_iter(out, bson_iter_key(&it), -1, &v);
-			else
-				bson_append_iter(out, bson_iter_key(&it), -1, &it);
+			if (nested_field(c, k))
+				continue;
+			if (named(c->unchanged, k))
+				bson_append_iter(out, k, -1, &it);
+			else if (bson_iter_init_find(&v, c->element, k))
+				bson_append_iter(out, k, -1, &v);
+			/* else: NULL now, left out (omit_nulls) */
 		}
-		return;
+		/* columns the old element did not have (NULL before, left out) */
+		bson_iter_init(&it, c->element);
+		while (bson_iter_next(&it))
+			if (!bson_has_field(from, bson_iter_key(&it)))
+				bson_append_iter(out, bson_iter_key(&it), -1, &it);
 	}
-	bson_iter_init(&it, c->element);
-	while (bson_iter_next(&it))
-		bson_append_iter(out, bson_iter_key(&it), -1, &it);
+	else
+	{
+		bson_iter_init(&it, c->element);
+		while (bson_iter_next(&it))
+			bson_append_iter(out, bson_iter_key(&it), -1, &it);
+	}
 	if (c->element_fields)
 	{
 		int			n = count_levels(c->element_fields);
@@ -473,12 +527,60 @@ new_element(const bson_t *old, Change *c, bson_t *out)
 				c->bad = 1;
 				return;
 			}
-			if (old != NULL && bson_iter_init_find(&v, old, f.field))
+			if (nested_from != NULL && bson_iter_init_find(&v, nested_from, f.field))
 				bson_append_iter(out, f.field, -1, &v);
 			else if (f.has_default)
 				bson_append_iter(out, f.field, -1, &f.deflt);
 		}
 	}
+}
+
+/*
+ * The element at the end of path in doc (a copy), or NULL: a moved row's
+ * element, for a partial event at its new place
+ */
+static bson_t *
+find_element(const bson_t *doc, const bson_t *path)
+{
+	int			n = count_levels(path);
+	bson_t		cur;
+
+	if (!bson_init_static(&cur, bson_get_data(doc), doc->len))
+		return NULL;
+	for (int level = 0; level < n; level++)
+	{
+		Level		l;
+		bson_iter_t it;
+		bson_t		value;
+		int			found = 0;
+
+		if (nth_level(path, level, &l) != 0 || !bson_iter_init_find(&it, &cur, l.field) ||
+			!iter_document(&it, &value))
+			return NULL;
+		if (!l.array)
+		{
+			cur = value;
+			continue;
+		}
+		{
+			bson_iter_t e;
+
+			if (bson_iter_init(&e, &value))
+				while (!found && bson_iter_next(&e))
+				{
+					bson_t		elem;
+
+					if (iter_document(&e, &elem) && l.has_key && key_cmp(&elem, &l.key) == 0)
+					{
+						cur = elem;
+						found = 1;
+					}
+				}
+		}
+		if (!found)
+			return NULL;
+	}
+	return bson_copy(&cur);
 }
 
 /* Append to array out (at index *n) the element doc as it comes out of the change's next level */
@@ -882,13 +984,23 @@ position_path(const bson_t *pos, bson_t *path)
 		iter_document(&it, path);
 }
 
-/* An embedded row's event on the documents: removed, then set */
+/*
+ * An embedded row's event on the documents: removed from where it was,
+ * then set where it is.  *removed: the element the event took away (for
+ * the next event, the insert of a move whose row the WAL does not hold
+ * whole); *removed_write: the write that took it away, or -1.
+ */
 static int
-apply_embedded(Docs *docs, Writes *w, const Op *op)
+apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *removed_write)
 {
 	bson_iter_t id;
 	Doc		   *d;
+	bson_t	   *base = *removed;
+	int			base_write = *removed_write;
+	int			rc = 0;
 
+	*removed = NULL;
+	*removed_write = -1;
 	if (op->ev.embed_from && position_id(op->ev.embed_from, &id))
 	{
 		Change		c = {.kind = CHANGE_REMOVE};
@@ -902,13 +1014,21 @@ apply_embedded(Docs *docs, Writes *w, const Op *op)
 		{
 			bson_t	   *out = bson_new();
 
+			if (base)
+				bson_destroy(base);
+			base = find_element(d->doc, &path);
 			c.path = &path;
 			c.nlevels = count_levels(&path);
 			change_doc(d->doc, &c, 0, out);
 			bson_destroy(d->doc);
 			d->doc = out;
 			if (emit(w, d->id, d->doc, op, c.bad ? "an embeddedFrom whose path cannot be read" : NULL, 0) != 0)
+			{
+				if (base)
+					bson_destroy(base);
 				return -1;
+			}
+			base_write = w->n - 1;
 		}
 	}
 	if (op->ev.embed_in && position_id(op->ev.embed_in, &id))
@@ -917,39 +1037,63 @@ apply_embedded(Docs *docs, Writes *w, const Op *op)
 		bson_t		path;
 		bson_t		element;
 		bson_t		fields;
+		bson_t		unchanged;
 		bson_iter_t it;
-		bson_t	   *base;
+		bson_t	   *start;
 		bson_t	   *out;
 
 		if ((d = docs_add(docs, &id)) == NULL)
-			return -1;
-		if (!position_path(op->ev.embed_in, &path) ||
-			!bson_iter_init_find(&it, op->ev.embed_in, "element") || !iter_document(&it, &element))
-			return emit(w, d->id, NULL, op, "an embeddedIn without its path or element", 0);
-		c.path = &path;
-		c.nlevels = count_levels(&path);
-		c.element = &element;
-		if (bson_iter_init_find(&it, op->ev.embed_in, "elementFields") && iter_document(&it, &fields))
-			c.element_fields = &fields;
-		c.partial = bson_iter_init_find(&it, op->ev.embed_in, "partial") && bson_iter_as_bool(&it);
-		/* its parent not there yet: begun with its _id */
-		base = d->doc ? d->doc : bson_copy(d->id);
-		out = bson_new();
-		change_doc(base, &c, 0, out);
-		if (base != d->doc)
-			bson_destroy(base);
-		if (c.bad || c.missing)
+			rc = -1;
+		else if (!position_path(op->ev.embed_in, &path) ||
+				 !bson_iter_init_find(&it, op->ev.embed_in, "element") || !iter_document(&it, &element))
+			rc = emit(w, d->id, NULL, op, "an embeddedIn without its path or element", 0);
+		else
 		{
-			bson_destroy(out);
-			return emit(w, d->id, NULL, op, c.bad ? "an embeddedIn whose path cannot be read" :
-						"an update of an embedded row whose element is not in the target (the "
-						"event carries only the changed columns, so it cannot be made from them)", 0);
+			c.path = &path;
+			c.nlevels = count_levels(&path);
+			c.element = &element;
+			if (bson_iter_init_find(&it, op->ev.embed_in, "elementFields") && iter_document(&it, &fields))
+				c.element_fields = &fields;
+			c.partial = bson_iter_init_find(&it, op->ev.embed_in, "partial") && bson_iter_as_bool(&it);
+			if (bson_iter_init_find(&it, op->ev.embed_in, "unchangedFields") && iter_document(&it, &unchanged))
+				c.unchanged = &unchanged;
+			c.base = base;
+			/* its parent not there yet: begun with its _id */
+			start = d->doc ? d->doc : bson_copy(d->id);
+			out = bson_new();
+			change_doc(start, &c, 0, out);
+			if (start != d->doc)
+				bson_destroy(start);
+			if (c.missing && op->replay)
+				bson_destroy(out);	/* a replay's: a later change removed the element */
+			else if (c.bad || c.missing)
+			{
+				bson_destroy(out);
+				rc = emit(w, d->id, NULL, op, c.bad ? "an embeddedIn whose path cannot be read" :
+						  "an update of an embedded row whose element is not in the target (the "
+						  "event carries only the changed columns, so it cannot be made from them)", 0);
+			}
+			else
+			{
+				if (d->doc)
+					bson_destroy(d->doc);
+				d->doc = out;
+
+				/*
+				 * a move whose row the WAL does not hold whole: its new place
+				 * written before its old one loses it, so that a stop between
+				 * the two leaves the element to be found again
+				 */
+				rc = emit(w, d->id, d->doc, op, NULL,
+						  c.partial && base != NULL && base_write >= 0 && base_write == w->n - 1);
+			}
 		}
-		if (d->doc)
-			bson_destroy(d->doc);
-		d->doc = out;
-		return emit(w, d->id, d->doc, op, NULL, 0);
+		if (base)
+			bson_destroy(base);
+		return rc;
 	}
+	*removed = base;
+	*removed_write = base_write;
 	return 0;
 }
 
@@ -981,6 +1125,8 @@ apply_segment(int *idx, int n)
 	const Op   *first = &applier.ops[idx[0]];
 	const char *db = target_db(first->ev.db);
 	bson_t	   *deleted = NULL;		/* the document the event before deleted */
+	bson_t	   *removed = NULL;		/* the element the event before removed */
+	int			removed_write = -1;
 	int			rc = 0;
 
 	for (int i = 0; i < n; i++)
@@ -999,6 +1145,12 @@ apply_segment(int *idx, int n)
 		Doc		   *d = NULL;
 
 		deleted = NULL;
+		if (op->ev.kind != APPLY_EMBEDDED && removed != NULL)
+		{
+			bson_destroy(removed);
+			removed = NULL;
+			removed_write = -1;
+		}
 		if (op->ev.kind != APPLY_EMBEDDED && bson_iter_init_find(&id, op->ev.selector, "_id") &&
 			(d = docs_add(&docs, &id)) == NULL)
 			goto oom;
@@ -1010,7 +1162,7 @@ apply_segment(int *idx, int n)
 				rc = emit(&w, d ? d->id : op->ev.selector, NULL, op, op->ev.problem, 0);
 				break;
 			case APPLY_EMBEDDED:
-				rc = apply_embedded(&docs, &w, op);
+				rc = apply_embedded(&docs, &w, op, &removed, &removed_write);
 				break;
 			case APPLY_REPLACE:
 			case APPLY_KEY_CHANGE_INSERT:
@@ -1031,8 +1183,10 @@ apply_segment(int *idx, int n)
 
 						if (old == NULL)
 						{
-							rc = emit(&w, d->id, NULL, op, "a key change whose old document is not "
-									  "in the target (the event does not carry all of its columns)", 0);
+							/* a replay's: a later change deleted the document */
+							if (!op->replay)
+								rc = emit(&w, d->id, NULL, op, "a key change whose old document is not "
+										  "in the target (the event does not carry all of its columns)", 0);
 							bson_destroy(&merged);
 							break;
 						}
@@ -1044,7 +1198,13 @@ apply_segment(int *idx, int n)
 					if (d->doc)
 						bson_destroy(d->doc);
 					d->doc = doc;
-					rc = emit(&w, d->id, d->doc, op, NULL, was_deleted != NULL);
+					/*
+					 * a key change's new document before its old one's delete,
+					 * so that a stop between the two leaves the fields the
+					 * event lacks to be found again
+					 */
+					rc = emit(&w, d->id, d->doc, op, NULL,
+							  op->ev.kind == APPLY_KEY_CHANGE_INSERT && was_deleted != NULL);
 					break;
 				}
 			case APPLY_UPDATE:
@@ -1080,6 +1240,8 @@ apply_segment(int *idx, int n)
 	}
 	if (deleted)
 		bson_destroy(deleted);
+	if (removed)
+		bson_destroy(removed);
 	if (rc != 0)
 		goto oom;
 	docs_free(&docs);

@@ -817,6 +817,8 @@ flush_batch(int store)
 	const Op   *last;
 	const char *pass_to = NULL;
 
+	applier.flush_due = 0;
+
 	/*
 	 * Events passed over (a table's copy again holds them) count as applied:
 	 * the position goes past them, unless a delete held back is before them.
@@ -891,9 +893,34 @@ flush_batch(int store)
 	return rc;
 }
 
+/*
+ * The second write of a pair that one batch must hold both of: a key
+ * change's insert whose row the WAL does not hold whole, which takes the
+ * fields it lacks from what the write before it removed (embed_apply.c)
+ */
+static int
+second_of_pair(const Op *op)
+{
+	bson_iter_t it;
+
+	return (op->ev.fields != NULL && op->ev.kind == APPLY_KEY_CHANGE_INSERT) ||
+		(op->ev.kind == APPLY_EMBEDDED && op->ev.embed_in != NULL &&
+		 bson_iter_init_find(&it, op->ev.embed_in, "partial") && bson_iter_as_bool(&it));
+}
+
 static int
 add_op(Op *op)
 {
+	/* a full batch is applied before the next write, unless it is the second of a pair */
+	if (applier.flush_due && !second_of_pair(op))
+	{
+		applier.flush_due = 0;
+		if (flush_batch(0) != 0)
+		{
+			free_op(op);
+			return -1;
+		}
+	}
 	if (applier.nops == applier.maxops)
 	{
 		int			n = applier.maxops ? applier.maxops * 2 : 256;
@@ -910,7 +937,7 @@ add_op(Op *op)
 	applier.ops[applier.nops++] = *op;
 	applier.batch_bytes += op->event_len;
 	if (applier.nops >= applier.o.batch_events || applier.batch_bytes >= BATCH_BYTES)
-		return flush_batch(0);
+		applier.flush_due = 1;
 	return 0;
 }
 
@@ -1203,16 +1230,13 @@ take_write(Op *op_in)
 		snprintf(op.ev.problem, sizeof(op.ev.problem), "%.*s", (int) strcspn(err, "\n"), err);
 		op.ev.kind = APPLY_REFUSED;
 	}
-	/* a document with embedded rows is written whole: no key change of its own */
+	/*
+	 * A document with embedded rows is written whole: no key change of its
+	 * own (a delete held back is another collection's, its key change's
+	 * insert may follow)
+	 */
 	if (op.ev.kind == APPLY_EMBEDDED || op.ev.fields != NULL)
-	{
-		if (release_held() != 0)
-		{
-			free_op(&op);
-			return -1;
-		}
 		return add_op(&op);
-	}
 	if (op.ev.kind == APPLY_KEY_CHANGE_INSERT)
 	{
 		if (applier.has_held && strcmp(applier.held.ev.coll, op.ev.coll) == 0 &&

@@ -644,9 +644,22 @@ append_embedded(BsonWriter *w, const BsonChangeEvent *ev, bool omit_nulls)
 		element = bson_append_document_begin(w, "element", 7);
 		bson_row_append_columns(w, table, ev->row, table->embed->included, omit_nulls);
 		bson_close(w, element);
-		/* a value the WAL left out (TOASTed, unchanged): the element's own is kept */
+		/*
+		 * values the WAL left out (TOASTed, unchanged): the element's own
+		 * are kept, those named here
+		 */
 		if (partial)
+		{
+			const char **names = palloc(sizeof(char *) * Max(table->tupdesc->natts, 1));
+			int			n = 0;
+
+			for (int i = 0; i < table->tupdesc->natts; i++)
+				if (ev->row->missing[i] && table->embed->included[i])
+					names[n++] = NameStr(TupleDescAttr(table->tupdesc, i)->attname);
 			bson_append_bool(w, "partial", 7, true);
+			append_string_array(w, "unchangedFields", 15, names, n);
+			pfree(names);
+		}
 		if (table->nembedded > 0)
 			append_embedded_fields_shape(w, "elementFields", 13, table, omit_nulls);
 		bson_close(w, doc);

@@ -2033,7 +2033,9 @@ def embed_workload(stop, seed, stats):
                 conn.commit()
                 stats["txns"] += 1
                 stats["truncates"] += truncated
-            time.sleep(0.01 + rnd.random() * 0.03)
+            # a steady load FerretDB keeps up with: every embedded row's change is its top document
+            # read and written whole
+            time.sleep(0.05 + rnd.random() * 0.1)
         except psycopg2.Error:
             stats["errors"] += 1
             try:
@@ -2140,8 +2142,14 @@ def embed_run(ferret):
             time.sleep(0.5 + rnd.random())
             ferret.start()
         elif step == "truncate":
-            # the lines gone from every order (the taxes with them), then the workload fills them again
+            # the lines gone from every order (the taxes with them), then lines and taxes for every
+            # order in one large transaction
             embed_sql("TRUNCATE order_lines CASCADE")
+            embed_sql("BEGIN; INSERT INTO order_lines SELECT id, l * 2, 'r' || id || '.' || l, l "
+                      "FROM orders, generate_series(1, 1 + id %% 3) l ON CONFLICT DO NOTHING; "
+                      "INSERT INTO line_taxes SELECT order_id, line_no, t, line_no / 4.0 FROM order_lines, "
+                      "unnest(%s::text[]) t WHERE (order_id + line_no + length(t)) %% 4 = 0 ON CONFLICT DO NOTHING; "
+                      "COMMIT", (EMBED_TAXES,))
         events.append(step)
     stop.set()
     for t in workers:

@@ -994,10 +994,23 @@ position(bson_t *pos, int order, int line_no, const char *tax, int levels)
 
 /*
  * A line's event: op on order_lines, from (order, -1: none) and into
- * (order, -1: none); item NULL for a delete
+ * (order, -1: none); item NULL for a delete; note: a TOASTed column, NULL
+ * for none; partial: the note left out of the event (the WAL does not hold
+ * it), named in unchangedFields
  */
 static void
+line_ex(Workload *w, const char *op, int from, int into, int line_no, const char *item,
+		const char *note, int partial);
+
+static void
 line(Workload *w, const char *op, int from, int into, int line_no, const char *item)
+{
+	line_ex(w, op, from, into, line_no, item, NULL, 0);
+}
+
+static void
+line_ex(Workload *w, const char *op, int from, int into, int line_no, const char *item,
+		const char *note, int partial)
 {
 	bson_t	   *e = event_head(w, op, "order_lines");
 	bson_t		k;
@@ -1028,7 +1041,18 @@ line(Workload *w, const char *op, int from, int into, int line_no, const char *i
 		BSON_APPEND_DOCUMENT_BEGIN(&pos, "element", &el);
 		BSON_APPEND_INT32(&el, "line_no", line_no);
 		BSON_APPEND_UTF8(&el, "item", item);
+		if (note && !partial)
+			BSON_APPEND_UTF8(&el, "note", note);
 		bson_append_document_end(&pos, &el);
+		if (partial)
+		{
+			bson_t		names;
+
+			BSON_APPEND_BOOL(&pos, "partial", true);
+			BSON_APPEND_ARRAY_BEGIN(&pos, "unchangedFields", &names);
+			BSON_APPEND_UTF8(&names, "0", "note");
+			bson_append_array_end(&pos, &names);
+		}
 		BSON_APPEND_ARRAY_BEGIN(&pos, "elementFields", &fields);
 		BSON_APPEND_DOCUMENT_BEGIN(&fields, "0", &f);
 		BSON_APPEND_UTF8(&f, "field", "taxes");
@@ -1100,18 +1124,19 @@ truncate_taxes(Workload *w)
  * cut at every write, applied or not, converges on them.
  */
 static void
-test_embedded(int ferretdb)
+test_embedded(int ferretdb, int batch_events)
 {
 	Workload   *w = calloc(1, sizeof(Workload));
-	Setup		s = {.colls = {"orders", "order_lines"}, .batch_events = 5, .per_segment = 1,
-	.ferretdb = ferretdb};
+	Setup		s = {.colls = {"orders", "order_lines"}, .batch_events = batch_events,
+	.per_segment = 1, .ferretdb = ferretdb};
+	char		name[64];
 	const char *want =
 		"orders: [{ \"_id\" : 3, \"id\" : 3, \"customer\" : \"cy\", \"lines\" : [ "
-		"{ \"line_no\" : 2, \"item\" : \"ink3\", \"taxes\" : [ { \"tax\" : \"eco\", \"rate\" : 3 } ] }, "
-		"{ \"line_no\" : 10, \"item\" : \"cap\", \"taxes\" : [ { \"tax\" : \"C\", \"rate\" : 1 }, "
-		"{ \"tax\" : \"a\", \"rate\" : 1 }, { \"tax\" : \"b\", \"rate\" : 1 } ] } ] }, "
+		"{ \"line_no\" : 2, \"item\" : \"ink3\", \"taxes\" : [ { \"tax\" : \"eco\", \"rate\" : 3 } ] } ] }, "
 		"{ \"_id\" : 4, \"id\" : 4, \"customer\" : \"dee\", \"lines\" : [ "
-		"{ \"line_no\" : 1, \"item\" : \"late\", \"taxes\" : [  ] } ] }]\n"
+		"{ \"line_no\" : 1, \"item\" : \"late\", \"taxes\" : [  ] }, "
+		"{ \"line_no\" : 10, \"item\" : \"cap2\", \"note\" : \"NOTE\", \"taxes\" : [ { \"tax\" : \"C\", \"rate\" : 1 }, "
+		"{ \"tax\" : \"a\", \"rate\" : 1 }, { \"tax\" : \"b\", \"rate\" : 1 } ] } ] }]\n"
 		"order_lines: []\n";
 
 	begin(w);
@@ -1155,7 +1180,23 @@ test_embedded(int ferretdb)
 	tax(w, "insert", -1, 3, 10, "b", 1);
 	tax(w, "insert", -1, 3, 10, "a", 1);
 	tax(w, "insert", -1, 3, 10, "C", 1);
-	cut_at_every_write(ferretdb ? "embedded rows (FerretDB)" : "embedded rows", &s, w, want);
+	begin(w);
+	/* a TOASTed note: an update that leaves it, then a move that leaves it */
+	line_ex(w, "replace", -1, 3, 10, "cap", "NOTE", 0);
+	begin(w);
+	line_ex(w, "update", -1, 3, 10, "cap2", "NOTE", 1);
+	begin(w);
+	line(w, "delete", 3, -1, 10, NULL);
+	line_ex(w, "insert", -1, 4, 10, "cap2", "NOTE", 1);
+	tax(w, "delete", 3, -1, 10, "C", 0);
+	tax(w, "insert", -1, 4, 10, "C", 1);
+	tax(w, "delete", 3, -1, 10, "a", 0);
+	tax(w, "insert", -1, 4, 10, "a", 1);
+	tax(w, "delete", 3, -1, 10, "b", 0);
+	tax(w, "insert", -1, 4, 10, "b", 1);
+	snprintf(name, sizeof(name), "embedded rows (%sbatches of %d)", ferretdb ? "FerretDB, " : "",
+			 batch_events);
+	cut_at_every_write(name, &s, w, want);
 	workload_free(w);
 	free(w);
 }
@@ -1181,8 +1222,9 @@ main(void)
 	test_key_change_refused();
 	test_unique_replay(0);
 	test_unique_replay(1);
-	test_embedded(0);
-	test_embedded(1);
+	test_embedded(0, 5);
+	test_embedded(1, 5);
+	test_embedded(0, 1);
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
