@@ -873,8 +873,14 @@ flush_batch(int store)
 	/* the replay over: before its position is stored, nothing may be left moved aside */
 	if (rc == 0 && applier.nmoved && strcmp(last->ev.token, applier.replay_end) >= 0)
 		rc = check_moved();
-	/* no position stored while values are moved aside: a stop then replays from before them */
-	if (rc == 0 && applier.nmoved == 0 && (store || now_seconds() - applier.stored_at >= PROGRESS_EVERY))
+	/*
+	 * No position stored while values are moved aside: a stop then replays
+	 * from before them; none while a delete is held back (the batch may
+	 * hold later writes of other collections), nor where the caller stores
+	 * its own (store < 0)
+	 */
+	if (rc == 0 && applier.nmoved == 0 && !applier.has_held && store >= 0 &&
+		(store || now_seconds() - applier.stored_at >= PROGRESS_EVERY))
 		rc = store_progress(pass_to ? pass_to : last->ev.token, NULL, last->ev.wall_ms, NULL);
 	if (rc == 0)
 	{
@@ -894,15 +900,20 @@ flush_batch(int store)
 }
 
 /*
- * The second write of a pair that one batch must hold both of: a key
- * change's insert whose row the WAL does not hold whole, which takes the
- * fields it lacks from what the write before it removed (embed_apply.c)
+ * The second write of a pair that one batch must hold both of: the second
+ * write of one event (its position stored with the batch would cover the
+ * first only), a key change's insert whose row the WAL does not hold
+ * whole, which takes the fields it lacks from what the write before it
+ * removed (embed_apply.c)
  */
 static int
 second_of_pair(const Op *op)
 {
 	bson_iter_t it;
 
+	/* the two writes of one event (an embedded row's, into its own collection too) */
+	if (applier.nops > 0 && strcmp(applier.ops[applier.nops - 1].ev.token, op->ev.token) == 0)
+		return 1;
 	return (op->ev.fields != NULL && op->ev.kind == APPLY_KEY_CHANGE_INSERT) ||
 		(op->ev.kind == APPLY_EMBEDDED && op->ev.embed_in != NULL &&
 		 bson_iter_init_find(&it, op->ev.embed_in, "partial") && bson_iter_as_bool(&it));
@@ -995,8 +1006,11 @@ apply_key_change(Op *del, Op *ins)
 	int			code = 0;
 	const char *db = target_db(ins->ev.db);
 
-	/* the key change's own store of the position covers these */
-	if (flush_batch(0) != 0)
+	/*
+	 * the key change's own store of the position covers these (the batch
+	 * may hold writes of its own events: an embedded row's top document)
+	 */
+	if (flush_batch(-1) != 0)
 		goto failed;
 	snprintf(stash_id, sizeof(stash_id), "%s@%s", applier.o.slot, ins->ev.token);
 	BSON_APPEND_UTF8(&filter, "_id", stash_id);
@@ -1193,17 +1207,19 @@ take_event(const uint8_t *data, uint32_t len)
 		memcpy(e.event, data, len);
 		e.event_len = len;
 		e.replay = op.replay;
-		if (op.ev.embed_own)
+		/*
+		 * The top document's write first: the own collection's key change
+		 * applies the batch, which must hold both writes of a move
+		 */
+		if (take_write(&e) != 0)
 		{
-			if (take_write(&op) != 0)
-			{
-				free_op(&e);
-				return -1;
-			}
-		}
-		else
 			free_op(&op);
-		return take_write(&e);
+			return -1;
+		}
+		if (op.ev.embed_own)
+			return take_write(&op);
+		free_op(&op);
+		return 0;
 	}
 	return take_write(&op);
 }
@@ -1233,7 +1249,7 @@ take_write(Op *op_in)
 	/*
 	 * A document with embedded rows is written whole: no key change of its
 	 * own (a delete held back is another collection's, its key change's
-	 * insert may follow)
+	 * insert may follow: no position is stored while it is held)
 	 */
 	if (op.ev.kind == APPLY_EMBEDDED || op.ev.fields != NULL)
 		return add_op(&op);

@@ -1201,6 +1201,129 @@ test_embedded(int ferretdb, int batch_events)
 	free(w);
 }
 
+/*
+ * A kept collection (keep_collection): a row's events written into its own
+ * collection too.  A key change whose row the WAL does not hold whole (its
+ * TOASTed field left out) keeps that field in both places.
+ */
+static void
+kept_event(Workload *w, const char *op, int id, int code, const char *label, int partial)
+{
+	bson_t	   *e = event_head(w, op, "loose");
+	bson_t		pos;
+	bson_t		ns;
+	bson_t		dk;
+	bson_t		path;
+	bson_t		lv;
+	bson_t		k;
+
+	key(e, id);
+	if (label)
+	{
+		bson_t		full;
+
+		BSON_APPEND_DOCUMENT_BEGIN(e, "fullDocument", &full);
+		BSON_APPEND_INT32(&full, "_id", id);
+		BSON_APPEND_INT32(&full, "id", id);
+		BSON_APPEND_UTF8(&full, "label", label);
+		if (!partial)
+			BSON_APPEND_UTF8(&full, "big", "TOASTED");
+		bson_append_document_end(e, &full);
+		if (partial)
+		{
+			bson_t		arr;
+
+			BSON_APPEND_ARRAY_BEGIN(e, "unchangedFields", &arr);
+			BSON_APPEND_UTF8(&arr, "0", "big");
+			bson_append_array_end(e, &arr);
+		}
+	}
+	BSON_APPEND_DOCUMENT_BEGIN(e, label ? "embeddedIn" : "embeddedFrom", &pos);
+	BSON_APPEND_DOCUMENT_BEGIN(&pos, "ns", &ns);
+	BSON_APPEND_UTF8(&ns, "db", DB);
+	BSON_APPEND_UTF8(&ns, "coll", "codes");
+	bson_append_document_end(&pos, &ns);
+	BSON_APPEND_DOCUMENT_BEGIN(&pos, "documentKey", &dk);
+	BSON_APPEND_INT32(&dk, "_id", code);
+	bson_append_document_end(&pos, &dk);
+	BSON_APPEND_ARRAY_BEGIN(&pos, "path", &path);
+	BSON_APPEND_DOCUMENT_BEGIN(&path, "0", &lv);
+	BSON_APPEND_UTF8(&lv, "field", "loose");
+	BSON_APPEND_UTF8(&lv, "shape", "array");
+	BSON_APPEND_DOCUMENT_BEGIN(&lv, "key", &k);
+	BSON_APPEND_INT32(&k, "id", id);
+	bson_append_document_end(&lv, &k);
+	bson_append_document_end(&path, &lv);
+	bson_append_array_end(&pos, &path);
+	BSON_APPEND_BOOL(&pos, "ownCollection", true);
+	if (label)
+	{
+		bson_t		el;
+
+		BSON_APPEND_DOCUMENT_BEGIN(&pos, "element", &el);
+		BSON_APPEND_INT32(&el, "id", id);
+		BSON_APPEND_UTF8(&el, "label", label);
+		if (!partial)
+			BSON_APPEND_UTF8(&el, "big", "TOASTED");
+		bson_append_document_end(&pos, &el);
+		if (partial)
+		{
+			bson_t		names;
+
+			BSON_APPEND_BOOL(&pos, "partial", true);
+			BSON_APPEND_ARRAY_BEGIN(&pos, "unchangedFields", &names);
+			BSON_APPEND_UTF8(&names, "0", "big");
+			bson_append_array_end(&pos, &names);
+		}
+	}
+	bson_append_document_end(e, &pos);
+	add(w, e);
+}
+
+static void
+test_embedded_kept(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"codes", "loose"}, .batch_events = 2, .per_segment = 1};
+	bson_t	   *c1 = BCON_NEW("id", BCON_INT32(1));
+
+	begin(w);
+	{
+		bson_t	   *e = event_head(w, "insert", "codes");
+		bson_t		full;
+		bson_t		arr;
+		bson_t		f;
+		bson_t		empty;
+
+		key(e, 1);
+		BSON_APPEND_DOCUMENT_BEGIN(e, "fullDocument", &full);
+		BSON_APPEND_INT32(&full, "_id", 1);
+		BSON_APPEND_INT32(&full, "id", 1);
+		bson_append_document_end(e, &full);
+		BSON_APPEND_ARRAY_BEGIN(e, "embeddedFields", &arr);
+		BSON_APPEND_DOCUMENT_BEGIN(&arr, "0", &f);
+		BSON_APPEND_UTF8(&f, "field", "loose");
+		BSON_APPEND_UTF8(&f, "shape", "array");
+		BSON_APPEND_ARRAY_BEGIN(&f, "default", &empty);
+		bson_append_array_end(&f, &empty);
+		bson_append_document_end(&arr, &f);
+		bson_append_array_end(e, &arr);
+		add(w, e);
+	}
+	kept_event(w, "insert", 1, 1, "one", 0);
+	begin(w);
+	/* its key from 1 to 5: the delete, then the insert without the TOASTed field */
+	kept_event(w, "delete", 1, 1, NULL, 0);
+	kept_event(w, "insert", 5, 1, "five", 1);
+	cut_at_every_write("a kept collection's key change", &s, w,
+					   "codes: [{ \"_id\" : 1, \"id\" : 1, \"loose\" : [ { \"id\" : 5, \"label\" : \"five\", "
+					   "\"big\" : \"TOASTED\" } ] }]\n"
+					   "loose: [{ \"_id\" : 5, \"id\" : 5, \"label\" : \"five\", \"big\" : \"TOASTED\" }]\n");
+	bson_destroy(c1);
+	workload_free(w);
+	free(w);
+}
+
 int
 main(void)
 {
@@ -1225,6 +1348,7 @@ main(void)
 	test_embedded(0, 5);
 	test_embedded(1, 5);
 	test_embedded(0, 1);
+	test_embedded_kept();
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
