@@ -138,7 +138,7 @@ c = pymongo.MongoClient("127.0.0.1", port, document_class=RawBSONDocument)
 if embed:
     cur.execute("SELECT bson_document(o) FROM orders o")
     want = {bson.decode(bytes(r[0]))["_id"]: bytes(r[0]) for r in cur}
-    got = {bson.decode(d.raw)["_id"]: d.raw for d in c[tdb].orders.find()}
+    got = {bson.decode(d.raw)["_id"]: d.raw for d in c[tdb].orders.find(batch_size=500)}
     bad = sum(1 for k in set(want) | set(got) if want.get(k) != got.get(k))
     others = [n for n in c[tdb].list_collection_names() if n in ("order_lines", "line_taxes")]
     print("%d orders, %d differ, embedded tables' collections: %s" % (len(want), bad, others or "none"))
