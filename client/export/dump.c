@@ -235,7 +235,7 @@ list_collections(Dump *d, PGconn *conn)
 	char	   *exclude = array_literal(o->exclude, o->nexclude);
 	const char *params[6];
 	char		relation[16];
-	char		sql[1024];
+	char		sql[2048];
 	int			rc = 0;
 
 	if (schema == NULL)
@@ -270,10 +270,17 @@ list_collections(Dump *d, PGconn *conn)
 		goto done;
 	}
 
-	/* the source's name qualified, whatever the search_path, for LOCK */
+	/*
+	 * The source's name qualified, whatever the search_path; and for LOCK,
+	 * with the tables whose rows its documents embed, which its query reads
+	 * too (their names in the server's "embedded", none before 1.3.0)
+	 */
 	snprintf(sql, sizeof(sql),
 			 "SELECT b.db, b.coll, pg_catalog.format('%%I.%%I', n.nspname, c.relname), "
-			 "  b.blocks, b.query, b.metadata "
+			 "  b.blocks, b.query, b.metadata, "
+			 "  pg_catalog.concat_ws(', ', pg_catalog.format('%%I.%%I', n.nspname, c.relname), "
+			 "    (SELECT pg_catalog.string_agg(t #>> '{}', ', ') FROM pg_catalog.jsonb_path_query("
+			 "       (pg_catalog.to_jsonb(b) ->> 'embedded')::pg_catalog.jsonb, 'strict $.**.table') t)) "
 			 "FROM %s.bson_collections($1::text[], $2::text[], $3, $4::boolean, $5::boolean) "
 			 "  WITH ORDINALITY b "
 			 "JOIN pg_catalog.pg_class c ON c.oid = b.source "
@@ -331,13 +338,13 @@ source_parts(const Dump *d, long long blocks)
 
 /* Part p of n of a source's query: blocks [from, to), the first open below, the last above. */
 static int
-make_part(Dump *d, Part *part, const char *source, const char *query, long long blocks,
-		  int p, int n)
+make_part(Dump *d, Part *part, const char *source, const char *locks, const char *query,
+		  long long blocks, int p, int n)
 {
 	long long	from = blocks * p / n;
 	long long	to = blocks * (p + 1) / n;
 	char		where[128] = "";
-	size_t		size = strlen(query) + 2 * strlen(source) + 512;
+	size_t		size = strlen(query) + strlen(source) + strlen(locks) + 512;
 
 	part->sql = malloc(size);
 	part->where = malloc(strlen(source) + 128);
@@ -356,10 +363,10 @@ make_part(Dump *d, Part *part, const char *source, const char *query, long long 
 	 * the leader (which holds the lock already) would otherwise queue
 	 * behind a session waiting for an exclusive lock behind the leader's,
 	 * which waits for the dump to end: forever.  pg_dump's workers do the
-	 * same.
+	 * same.  So are the tables of the rows its documents embed.
 	 */
 	snprintf(part->sql, size, "LOCK TABLE %s IN ACCESS SHARE MODE NOWAIT; "
-			 "COPY (%s%s) TO STDOUT (FORMAT binary)", source, query, where);
+			 "COPY (%s%s) TO STDOUT (FORMAT binary)", locks, query, where);
 	if (n == 1)
 		snprintf(part->where, strlen(source) + 128, "%s", source);
 	else if (p == n - 1)
@@ -455,7 +462,8 @@ plan_dump(Dump *d)
 			Part	   *part = &d->parts[d->nparts++];
 
 			part->coll = d->ncolls - 1;
-			if (make_part(d, part, PQgetvalue(res, i, 2), PQgetvalue(res, i, 4), blocks, p, n) != 0)
+			if (make_part(d, part, PQgetvalue(res, i, 2), PQgetvalue(res, i, 6),
+						  PQgetvalue(res, i, 4), blocks, p, n) != 0)
 				return -1;
 		}
 		c->nparts += n;
@@ -531,7 +539,7 @@ lock_sources(Dump *d, PGconn *conn)
 	if (PQntuples(d->res) == 0)
 		return 0;
 	for (int i = 0; i < PQntuples(d->res); i++)
-		size += strlen(PQgetvalue(d->res, i, 2)) + 2;
+		size += strlen(PQgetvalue(d->res, i, 6)) + 2;
 	sql = malloc(size);
 	if (sql == NULL)
 		return dump_fail(d, "out of memory");
@@ -540,7 +548,7 @@ lock_sources(Dump *d, PGconn *conn)
 	{
 		if (i > 0)
 			strcat(sql, ", ");
-		strcat(sql, PQgetvalue(d->res, i, 2));
+		strcat(sql, PQgetvalue(d->res, i, 6));
 	}
 	strcat(sql, " IN ACCESS SHARE MODE");
 	rc = db_command(conn, sql, "could not lock the tables", d->err, d->errsize);

@@ -811,7 +811,7 @@ expect_error "query with a second statement" 1 \
 	"$BIN" --query "SELECT to_bson('{}'::jsonb); SELECT 2" -o "$WORK/x.bson"
 expect_error "query of comments only" 1 "the query is empty" "$BIN" --query " -- nothing;" -o "$WORK/x.bson"
 expect_error "json column, json_to_bson missing" 1 \
-	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.2.0\) does not have" \
+	"exporting a json column needs the function json_to_bson, which the bson_out extension in database \"oldext\" \(version 1.3.0\) does not have" \
 	"$BIN" -d oldext --table t --column j -o "$WORK/x.bson"
 grep -q "hint: reinstall the extension's files (make install) and run DROP EXTENSION bson_out; CREATE EXTENSION bson_out; or ALTER EXTENSION bson_out UPDATE;" "$WORK/err" &&
 	pass "functions missing: the hint says how to reinstall" || fail "functions missing hint" "$(cat "$WORK/err")"
