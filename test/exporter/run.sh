@@ -658,12 +658,19 @@ assert docs[5]["lines"][5]["taxes"][0]["tax"] == "eco", docs[5]
 else
 	fail "--out-dir with embedded tables" "rc $rc; $(cat "$WORK/err" "$WORK/py"); $(ls "$D/embed"/* 2>&1)"
 fi
+# the same documents (a join's rows come in the order its plan gives them)
+same_documents() {
+	"$PYTHON" -c '
+import sys, bson
+a, b = (sorted(bson.encode(d) for d in bson.decode_file_iter(open(f, "rb"))) for f in sys.argv[1:])
+sys.exit(0 if a == b and a else 1)' "$1" "$2"
+}
 run "$BIN" -d xembed --out-dir "$D/embed4" -j 4 -q
-[ "$rc" -eq 0 ] && cmp -s "$D/embed/xembed/orders.bson" "$D/embed4/xembed/orders.bson" &&
-	pass "--out-dir --jobs 4 with embedded tables: the same file" || fail "--out-dir -j 4 with embedded tables" "$(cat "$WORK/err")"
+[ "$rc" -eq 0 ] && same_documents "$D/embed/xembed/orders.bson" "$D/embed4/xembed/orders.bson" &&
+	pass "--out-dir --jobs 4 with embedded tables: the same documents" || fail "--out-dir -j 4 with embedded tables" "$(cat "$WORK/err")"
 run "$BIN" -d xembed --table orders -o "$WORK/orders.bson" -q
-cmp -s "$WORK/orders.bson" "$D/embed/xembed/orders.bson" &&
-	pass "--table orders: the dump's orders.bson" || fail "--table orders with embedded tables" "$(cat "$WORK/err")"
+same_documents "$WORK/orders.bson" "$D/embed/xembed/orders.bson" &&
+	pass "--table orders: the documents of the dump's orders.bson" || fail "--table orders with embedded tables" "$(cat "$WORK/err")"
 createdb xembed_restored && pg_dump -Fc -d xembed -f "$WORK/xembed.dump" &&
 	pg_restore -d xembed_restored "$WORK/xembed.dump" 2>"$WORK/restore.err"
 if [ "$(Q -d xembed_restored -c "SELECT string_agg(child || '>' || parent || ':' || field, ' ' ORDER BY field) FROM bson_embedding")" = \
