@@ -2048,6 +2048,19 @@ def embed_workload(stop, seed, stats):
         conn.close()
 
 
+def embed_retry(query, args=None, tries=10):
+    """A statement run again after a conflict with the workload (a deadlock, a row it deleted): "" once it
+    ran, else " (failed: the last error)"."""
+    for _ in range(tries):
+        try:
+            embed_sql(query, args)
+            return ""
+        except psycopg2.Error as e:
+            last = str(e).splitlines()[0]
+            time.sleep(0.2)
+    return " (failed: %s)" % last
+
+
 def embed_args(slot, out, to, extra):
     return [BIN, "-d", EMBED_DB, "--slot", slot, "-o", out, "--to", to, "--segment-time", "0.3",
             "--segment-size", "64kB", "--status-interval", "1", "--include-tables", EMBED_TABLES] + \
@@ -2126,34 +2139,45 @@ def embed_run(ferret):
     workers = [threading.Thread(target=embed_workload, args=(stop, s, stats)) for s in (1, 2)]
     for t in workers:
         t.start()
-    time.sleep(0.5)
-    proc = embed_start(slot, out, uri, create=True)
-    rnd = random.Random(23)
+    proc = None
     events = []
-    for step in ["kill", "kill", "truncate", "ferret", "kill", "kill", "kill"]:
-        time.sleep((0.3 if not events else 2) + rnd.random() * 2.5)
-        if step == "kill":
+    try:
+        time.sleep(0.5)
+        proc = embed_start(slot, out, uri, create=True)
+        rnd = random.Random(23)
+        for step in ["kill", "kill", "truncate", "ferret", "kill", "kill", "kill"]:
+            time.sleep((0.3 if not events else 2) + rnd.random() * 2.5)
+            if step == "kill":
+                proc.kill()
+                proc.wait()
+                wait_slot_free(slot)
+                proc = embed_start(slot, out, uri)
+            elif step == "ferret":
+                ferret.stop()
+                time.sleep(0.5 + rnd.random())
+                ferret.start()
+            elif step == "truncate":
+                # the lines gone from every order (the taxes with them), then lines and taxes for every
+                # order in one large transaction (the orders locked: none deleted under it)
+                step += embed_retry("TRUNCATE order_lines CASCADE")
+                step += embed_retry(
+                    "BEGIN; LOCK TABLE orders IN SHARE MODE; "
+                    "INSERT INTO order_lines SELECT id, l * 2, 'r' || id || '.' || l, l "
+                    "FROM orders, generate_series(1, 1 + id %% 3) l ON CONFLICT DO NOTHING; "
+                    "INSERT INTO line_taxes SELECT order_id, line_no, t, line_no / 4.0 FROM order_lines, "
+                    "unnest(%s::text[]) t WHERE (order_id + line_no + length(t)) %% 4 = 0 ON CONFLICT DO NOTHING; "
+                    "COMMIT", (EMBED_TAXES,))
+            events.append(step)
+    except BaseException:
+        if proc is not None:
             proc.kill()
             proc.wait()
-            wait_slot_free(slot)
-            proc = embed_start(slot, out, uri)
-        elif step == "ferret":
-            ferret.stop()
-            time.sleep(0.5 + rnd.random())
-            ferret.start()
-        elif step == "truncate":
-            # the lines gone from every order (the taxes with them), then lines and taxes for every
-            # order in one large transaction
-            embed_sql("TRUNCATE order_lines CASCADE")
-            embed_sql("BEGIN; INSERT INTO order_lines SELECT id, l * 2, 'r' || id || '.' || l, l "
-                      "FROM orders, generate_series(1, 1 + id %% 3) l ON CONFLICT DO NOTHING; "
-                      "INSERT INTO line_taxes SELECT order_id, line_no, t, line_no / 4.0 FROM order_lines, "
-                      "unnest(%s::text[]) t WHERE (order_id + line_no + length(t)) %% 4 = 0 ON CONFLICT DO NOTHING; "
-                      "COMMIT", (EMBED_TAXES,))
-        events.append(step)
-    stop.set()
-    for t in workers:
-        t.join()
+        raise
+    finally:
+        # never a workload left running (its threads would keep the script from ending)
+        stop.set()
+        for t in workers:
+            t.join()
     end = current_lsn()
     time.sleep(1)
     proc.send_signal(signal.SIGTERM)

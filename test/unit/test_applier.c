@@ -1324,6 +1324,61 @@ test_embedded_kept(void)
 	free(w);
 }
 
+/*
+ * A document that its embedded rows would make larger than the server
+ * takes: refused, naming its _id; with --dead-letter, that change in the
+ * file and the rest applied
+ */
+static void
+test_embedded_too_large(void)
+{
+	Workload   *w = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"orders"}, .per_segment = 1};
+	char	   *big = malloc(1024 * 1024 + 1);
+	char		err[4096];
+	char		dir[300];
+	MemStore   *st;
+
+	memset(big, 'x', 1024 * 1024);
+	big[1024 * 1024] = '\0';
+	begin(w);
+	order(w, "insert", 1, "ann");
+	order(w, "insert", 2, "bob");
+	for (int i = 1; i <= 17; i++)
+	{
+		begin(w);
+		line(w, "insert", -1, 1, i, big);
+	}
+	begin(w);
+	line(w, "insert", -1, 2, 1, "small");
+	snprintf(dir, sizeof(dir), "%s/toolarge", basedir);
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 && strstr(err, "_id 1 in db.orders") != NULL &&
+		  strstr(err, "more than the server takes") != NULL,
+		  "a document too large with its embedded rows: the run stops naming it: %s", err);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	s.dead_letter = "dead_large.bson";
+	write_segments(w, dir, 1);
+	st = store_for(&s);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "too large, --dead-letter: run: %s", err);
+	{
+		char	   *got = mem_dump(st, DB, "orders");
+
+		check(strstr(got, "\"item\" : \"small\"") != NULL,
+			  "too large, --dead-letter: the changes after it applied");
+		free(got);
+	}
+	check(dead_letters("dead_large.bson") == 2, "too large, --dead-letter: the changes that would make it too large in the file");
+	mem_store_free(st);
+	remove_dir(dir);
+	free(big);
+	workload_free(w);
+	free(w);
+}
+
 int
 main(void)
 {
@@ -1349,6 +1404,7 @@ main(void)
 	test_embedded(1, 5);
 	test_embedded(0, 1);
 	test_embedded_kept();
+	test_embedded_too_large();
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
