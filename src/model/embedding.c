@@ -44,6 +44,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "citus_tables.h"
 #include "table_model.h"
 
 #define EMBEDDING_TABLE "bson_embedding"
@@ -206,6 +207,11 @@ check_table_kind(Oid relid, const char *role, const Declared *d)
 			   psprintf("%s cannot be embedded or embed: it is a partition", bson_table_name(relid)),
 			   psprintf("A partition's rows belong to its root table's documents."),
 			   psprintf("Declare the embedding on the partitioned table at the root."));
+	if (bson_citus_loaded() && bson_citus_is_sharded(relid))
+		REFUSE(ERRCODE_FEATURE_NOT_SUPPORTED,
+			   psprintf("%s cannot be embedded or embed: it is a Citus table", bson_table_name(relid)),
+			   psprintf("Each node streams the changes of its shards, which it cannot embed in documents whose rows are on other nodes."),
+			   NULL);
 	return true;
 }
 
