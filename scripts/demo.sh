@@ -95,7 +95,7 @@ FERRET_DIR=$CLUSTER_DIR/ferretdb
 FERRET_PORT=$(( 27400 + RANDOM % 500 ))
 ferretdb_start "$FERRET_DIR" "$FERRET_PORT" >/dev/null
 STREAM_PID=
-trap 'kill $STREAM_PID 2>/dev/null; wait $STREAM_PID 2>/dev/null; ferretdb_stop "$FERRET_DIR"; cluster_stop' EXIT
+trap 'kill $STREAM_PID 2>/dev/null; wait $STREAM_PID 2>/dev/null || true; ferretdb_stop "$FERRET_DIR" || true; cluster_stop' EXIT
 # no numeric here: FerretDB does not store Decimal128 (MongoDB does)
 psql -qX -v ON_ERROR_STOP=1 -c "CREATE TABLE stock (id int PRIMARY KEY, item text, qty int, at timestamptz)" \
 	-c "INSERT INTO stock VALUES (1, 'pen', 2, now()), (2, 'ink', 1, now())"
