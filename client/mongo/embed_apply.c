@@ -37,6 +37,9 @@ typedef struct Doc
 {
 	bson_t	   *id;				/* {_id: value}: the key, the write's selector */
 	bson_t	   *doc;			/* NULL: not there */
+	bson_t	   *gone;			/* deleted by an event of the batch: as it was
+								 * (its rows' moves that follow take what the
+								 * WAL does not hold from it) */
 	uint32_t	hash;
 } Doc;
 
@@ -142,6 +145,7 @@ docs_add(Docs *docs, bson_iter_t *id)
 	}
 	docs->d[docs->n].id = key;
 	docs->d[docs->n].doc = NULL;
+	docs->d[docs->n].gone = NULL;
 	docs->d[docs->n].hash = hash_bytes(bson_get_data(key), key->len);
 	docs->n++;
 	if (docs->n * 2 > docs->nslots)
@@ -168,6 +172,8 @@ docs_free(Docs *docs)
 		bson_destroy(docs->d[i].id);
 		if (docs->d[i].doc)
 			bson_destroy(docs->d[i].doc);
+		if (docs->d[i].gone)
+			bson_destroy(docs->d[i].gone);
 	}
 	free(docs->d);
 	free(docs->slots);
@@ -989,9 +995,12 @@ position_path(const bson_t *pos, bson_t *path)
  * then set where it is.  *removed: the element the event took away (for
  * the next event, the insert of a move whose row the WAL does not hold
  * whole); *removed_write: the write that took it away, or -1.
+ * removed_later: an event after it in the batch removes its element (a
+ * replay that finds no element to complete passes, it is gone for good).
  */
 static int
-apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *removed_write)
+apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *removed_write,
+			   int removed_later)
 {
 	bson_iter_t id;
 	Doc		   *d;
@@ -1010,7 +1019,21 @@ apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *remov
 			return -1;
 		if (!position_path(op->ev.embed_from, &path))
 			return emit(w, d->id, NULL, op, "an embeddedFrom without its path", 0);
-		if (d->doc != NULL)
+		if (d->doc == NULL && d->gone != NULL)
+		{
+			/* its document deleted before it in the batch: the element as it was there */
+			bson_t	   *out = bson_new();
+
+			if (base)
+				bson_destroy(base);
+			base = find_element(d->gone, &path);
+			c.path = &path;
+			c.nlevels = count_levels(&path);
+			change_doc(d->gone, &c, 0, out);
+			bson_destroy(d->gone);
+			d->gone = out;
+		}
+		else if (d->doc != NULL)
 		{
 			bson_t	   *out = bson_new();
 
@@ -1064,8 +1087,8 @@ apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *remov
 			change_doc(start, &c, 0, out);
 			if (start != d->doc)
 				bson_destroy(start);
-			if (c.missing && op->replay)
-				bson_destroy(out);	/* a replay's: a later change removed the element */
+			if (c.missing && op->replay && removed_later)
+				bson_destroy(out);	/* a replay's: a later event removes the element */
 			else if (c.bad || c.missing)
 			{
 				bson_destroy(out);
@@ -1116,6 +1139,45 @@ note_ids(Docs *docs, const Op *op)
 	return 0;
 }
 
+/* The documentKey and path of a position, as bytes to compare two */
+static int
+same_position(const bson_t *a, const bson_t *b)
+{
+	static const char *const parts[] = {"documentKey", "path"};
+
+	for (int i = 0; i < 2; i++)
+	{
+		bson_iter_t x;
+		bson_iter_t y;
+		bson_t		dx;
+		bson_t		dy;
+
+		if (!bson_iter_init_find(&x, a, parts[i]) || !bson_iter_init_find(&y, b, parts[i]) ||
+			!iter_document(&x, &dx) || !iter_document(&y, &dy) || !bson_equal(&dx, &dy))
+			return 0;
+	}
+	return 1;
+}
+
+/* Does an event after ops[idx[i]] in the batch remove the element it sets? */
+static int
+removed_after(const int *idx, int n, int i)
+{
+	const Op   *op = &applier.ops[idx[i]];
+
+	if (op->ev.embed_in == NULL)
+		return 0;
+	for (int j = i + 1; j < n; j++)
+	{
+		const Op   *later = &applier.ops[idx[j]];
+
+		if (later->ev.kind == APPLY_EMBEDDED && later->ev.embed_from != NULL &&
+			same_position(later->ev.embed_from, op->ev.embed_in))
+			return 1;
+	}
+	return 0;
+}
+
 /* The events idx[0..n-1] (no truncate among them), on the documents they touch */
 static int
 apply_segment(int *idx, int n)
@@ -1162,7 +1224,8 @@ apply_segment(int *idx, int n)
 				rc = emit(&w, d ? d->id : op->ev.selector, NULL, op, op->ev.problem, 0);
 				break;
 			case APPLY_EMBEDDED:
-				rc = apply_embedded(&docs, &w, op, &removed, &removed_write);
+				rc = apply_embedded(&docs, &w, op, &removed, &removed_write,
+									removed_after(idx, n, i));
 				break;
 			case APPLY_REPLACE:
 			case APPLY_KEY_CHANGE_INSERT:
@@ -1227,6 +1290,9 @@ apply_segment(int *idx, int n)
 				break;
 			case APPLY_DELETE:
 				deleted = d->doc;
+				if (d->gone)
+					bson_destroy(d->gone);
+				d->gone = d->doc ? bson_copy(d->doc) : NULL;
 				d->doc = NULL;
 				rc = emit(&w, d->id, NULL, op, NULL, 0);
 				break;
