@@ -73,7 +73,7 @@ ferretdb)
 	ferretdb_start "$FDIR" "$PORT" >/dev/null ;;
 *) echo "unknown --server $SERVER" >&2; exit 2 ;;
 esac
-trap '[ -n "$MPID" ] && kill "$MPID" 2>/dev/null; [ "$SERVER" = ferretdb ] && ferretdb_stop "$FDIR"; cluster_stop; rm -rf "$WORK"' EXIT
+trap 'if [ -n "$MPID" ]; then kill "$MPID" 2>/dev/null || true; fi; if [ "$SERVER" = ferretdb ]; then ferretdb_stop "$FDIR" || true; fi; cluster_stop; rm -rf "$WORK"' EXIT
 BIN_DIR=$("${PG_CONFIG:-$PG_BINDIR/pg_config}" --bindir 2>/dev/null || echo "$PG_BINDIR")
 
 # FerretDB closes the connection at a Decimal128: no numeric there
