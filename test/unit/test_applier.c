@@ -354,6 +354,19 @@ run_applier(const Setup *s, MemStore *st, const char *dir, int until_dead, char 
 	return rc;
 }
 
+/*
+ * An empty array as one libbson writes it: "[  ]" (Debian 12's) or "[ ]"
+ * (Debian 13's), in place
+ */
+static void
+one_empty_array(char *s)
+{
+	char	   *p;
+
+	while ((p = strstr(s, "[  ]")) != NULL)
+		memmove(p + 1, p + 2, strlen(p + 2) + 1);
+}
+
 /* The data collections, for comparison */
 static char *
 dump_all(MemStore *st, const Setup *s)
@@ -373,6 +386,7 @@ dump_all(MemStore *st, const Setup *s)
 		strcat(out, "\n");
 		free(d);
 	}
+	one_empty_array(out);
 	return out;
 }
 
@@ -1134,7 +1148,7 @@ test_embedded(int ferretdb, int batch_events)
 		"orders: [{ \"_id\" : 3, \"id\" : 3, \"customer\" : \"cy\", \"lines\" : [ "
 		"{ \"line_no\" : 2, \"item\" : \"ink3\", \"taxes\" : [ { \"tax\" : \"eco\", \"rate\" : 3 } ] } ] }, "
 		"{ \"_id\" : 4, \"id\" : 4, \"customer\" : \"dee\", \"lines\" : [ "
-		"{ \"line_no\" : 1, \"item\" : \"late\", \"taxes\" : [  ] }, "
+		"{ \"line_no\" : 1, \"item\" : \"late\", \"taxes\" : [ ] }, "
 		"{ \"line_no\" : 10, \"item\" : \"cap2\", \"note\" : \"NOTE\", \"taxes\" : [ { \"tax\" : \"C\", \"rate\" : 1 }, "
 		"{ \"tax\" : \"a\", \"rate\" : 1 }, { \"tax\" : \"b\", \"rate\" : 1 } ] } ] }]\n"
 		"order_lines: []\n";
@@ -1405,7 +1419,7 @@ test_embedded_toast_cascade(void)
 	line_ex(w, "insert", -1, 3, 1, "pen", "NOTE", 1);
 	got = clean_run(&s, w, &n, err, sizeof(err));
 	check(strcmp(got, "orders: [{ \"_id\" : 3, \"id\" : 3, \"customer\" : \"ann\", \"lines\" : [ "
-				 "{ \"line_no\" : 1, \"item\" : \"pen\", \"note\" : \"NOTE\", \"taxes\" : [  ] } ] }]\n") == 0,
+				 "{ \"line_no\" : 1, \"item\" : \"pen\", \"note\" : \"NOTE\", \"taxes\" : [ ] } ] }]\n") == 0,
 		  "an order's key change, its line's TOASTed note from the order's document as it was: %s", got);
 	free(got);
 
