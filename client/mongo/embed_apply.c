@@ -600,6 +600,31 @@ append_element(bson_t *out, uint32_t *n, const bson_t *elem)
 	bson_append_document(out, k, -1, elem);
 }
 
+/*
+ * A SET's element where the array has none with its key (at level l, into
+ * array out at index *n): made at the last level, else begun with its key
+ * and changed below (a row inserted before its parent)
+ */
+static void
+append_new_element(bson_t *out, uint32_t *n, Change *c, int level, const Level *l)
+{
+	bson_t		made = BSON_INITIALIZER;
+
+	if (level == c->nlevels - 1)
+		new_element(NULL, c, &made);
+	else
+	{
+		bson_t		stub = BSON_INITIALIZER;
+
+		bson_concat(&stub, &l->key);
+		change_doc(&stub, c, level + 1, &made);
+		bson_destroy(&stub);
+	}
+	if (!c->missing)
+		append_element(out, n, &made);
+	bson_destroy(&made);
+}
+
 /* The value of level l's field (it: what the document has, NULL: nothing) under the change */
 static void
 change_field(bson_iter_t *it, Change *c, int level, const Level *l, bson_t *out)
@@ -640,21 +665,7 @@ change_field(bson_iter_t *it, Change *c, int level, const Level *l, bson_t *out)
 				/* the key's place, before an element past it */
 				if (!placed && cmp > 0 && c->kind == CHANGE_SET)
 				{
-					bson_t		made = BSON_INITIALIZER;
-
-					if (last)
-						new_element(NULL, c, &made);
-					else
-					{
-						bson_t		stub = BSON_INITIALIZER;
-
-						bson_concat(&stub, &l->key);
-						change_doc(&stub, c, level + 1, &made);
-						bson_destroy(&stub);
-					}
-					if (!c->missing)
-						append_element(&arr, &n, &made);
-					bson_destroy(&made);
+					append_new_element(&arr, &n, c, level, l);
 					placed = 1;
 				}
 				if (cmp == 0 && !placed)
@@ -678,21 +689,7 @@ change_field(bson_iter_t *it, Change *c, int level, const Level *l, bson_t *out)
 			}
 		if (!placed && c->kind == CHANGE_SET)
 		{
-			bson_t		made = BSON_INITIALIZER;
-
-			if (last)
-				new_element(NULL, c, &made);
-			else
-			{
-				bson_t		stub = BSON_INITIALIZER;
-
-				bson_concat(&stub, &l->key);
-				change_doc(&stub, c, level + 1, &made);
-				bson_destroy(&stub);
-			}
-			if (!c->missing)
-				append_element(&arr, &n, &made);
-			bson_destroy(&made);
+			append_new_element(&arr, &n, c, level, l);
 		}
 		bson_append_array_end(out, &arr);
 		return;
