@@ -87,6 +87,9 @@ typedef struct Applier
 	char		intent[RESUME_TOKEN_LEN + 1];	/* replayUntil as stored */
 	MovedAside	moved[MAX_MOVED];
 	int			nmoved;
+	char		doc_stashed[RESUME_TOKEN_LSN_DIGITS + 1];	/* the last transaction whose
+															 * deleted documents are
+															 * stashed, "" if none */
 	int64_t		flushed_wall_ms;
 
 	/* the batch */
@@ -159,6 +162,8 @@ extern void fail(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 extern char *id_json(const bson_t *selector);
 extern int	is_write(ApplyKind k);
 extern int	store_progress(const char *token, const char *initial, int64_t wall_ms, const char *stash_id);
+/* the stashes up to the stored position removed */
+extern int	remove_stale_stashes(void);
 extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
 /* ops[idx[0..n-1]], one collection's writes in order, as ordered calls */
 extern int	apply_collection(int *idx, int n);

@@ -23,6 +23,17 @@
  * row's insert (its parent inserted later in the transaction, deferred
  * constraints) is begun with its _id alone; the parent's insert fills in
  * its columns around the embedded fields.
+ *
+ * A parent's key change moves its rows after it, in its transaction (ON
+ * UPDATE CASCADE), and a move whose row the WAL does not hold whole (a
+ * TOASTed value unchanged) takes it from the element where the row was:
+ * in the old document, which the key change deleted.  The batch keeps it
+ * in memory (Doc.gone); for a move in a later batch, or in the next run
+ * after a stop, a deleted document's embedded fields are first stored in
+ * the progress collection (its "stash", before the segment's writes), and
+ * read from there.  A stash's _id sorts after every token of its
+ * transaction, so the stashes are removed once the stored position is past
+ * it (mongo_apply.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +52,7 @@ typedef struct Doc
 								 * (its rows' moves that follow take what the
 								 * WAL does not hold from it) */
 	uint32_t	hash;
+	int			stash_read;		/* its stash looked for in this segment */
 } Doc;
 
 typedef struct Docs
@@ -146,6 +158,7 @@ docs_add(Docs *docs, bson_iter_t *id)
 	docs->d[docs->n].id = key;
 	docs->d[docs->n].doc = NULL;
 	docs->d[docs->n].gone = NULL;
+	docs->d[docs->n].stash_read = 0;
 	docs->d[docs->n].hash = hash_bytes(bson_get_data(key), key->len);
 	docs->n++;
 	if (docs->n * 2 > docs->nslots)
@@ -968,6 +981,215 @@ apply_writes(Writes *w)
 	return rc;
 }
 
+/* Deleted documents' embedded fields, stored before a segment's writes */
+typedef struct Stashes
+{
+	bson_t	  **sel;
+	bson_t	  **doc;
+	int			n;
+	int			max;
+} Stashes;
+
+/*
+ * The stash of the document id deleted in the transaction of token:
+ * "<slot>@<its commit LSN>FFFFFFFFFFFFFFFF <db>.<coll> <the _id's BSON in
+ * hex>", after every token of the transaction (no event is at position
+ * FFFFFFFFFFFFFFFF) and before the next transaction's.  malloc'd.
+ */
+static char *
+doc_stash_id(const char *token, const char *db, const char *coll, const bson_t *id)
+{
+	const uint8_t *b = bson_get_data(id);
+	size_t		n = strlen(applier.o.slot) + RESUME_TOKEN_LEN + strlen(db) + strlen(coll) +
+		2 * (size_t) id->len + 8;
+	char	   *out = malloc(n);
+	char	   *p;
+
+	if (out == NULL)
+		return NULL;
+	p = out + snprintf(out, n, "%s@%.*sFFFFFFFFFFFFFFFF %s.%s ", applier.o.slot,
+					   RESUME_TOKEN_LSN_DIGITS, token, db, coll);
+	for (uint32_t i = 0; i < id->len; i++)
+		p += snprintf(p, n - (size_t) (p - out), "%02X", b[i]);
+	return out;
+}
+
+/* Does the value hold anything (an element, a sub-document)? */
+static int
+holds_rows(const bson_iter_t *v)
+{
+	uint32_t	len;
+	const uint8_t *data;
+
+	if (BSON_ITER_HOLDS_ARRAY(v))
+		bson_iter_array(v, &len, &data);
+	else if (BSON_ITER_HOLDS_DOCUMENT(v))
+		bson_iter_document(v, &len, &data);
+	else
+		return 0;
+	return len > 5;
+}
+
+/*
+ * The document d, deleted by op, to be stashed if it holds embedded rows
+ * (a later move of one of them may need what the WAL does not hold)
+ */
+static int
+stash_add(Stashes *st, const Op *op, const Doc *d)
+{
+	bson_t	   *doc;
+	bson_t	   *sel;
+	bson_t		fields;
+	char	   *id;
+	int			any = 0;
+	int			n = count_levels(op->ev.fields);
+
+	for (int i = 0; i < n && !any; i++)
+	{
+		Level		f;
+		bson_iter_t v;
+
+		any = nth_level(op->ev.fields, i, &f) == 0 && bson_iter_init_find(&v, d->doc, f.field) &&
+			holds_rows(&v);
+	}
+	if (!any)
+		return 0;
+	if (st->n == st->max)
+	{
+		int			max = st->max ? st->max * 2 : 16;
+		bson_t	  **s = realloc(st->sel, sizeof(bson_t *) * max);
+		bson_t	  **dd;
+
+		if (s == NULL)
+			return -1;
+		st->sel = s;
+		if ((dd = realloc(st->doc, sizeof(bson_t *) * max)) == NULL)
+			return -1;
+		st->doc = dd;
+		st->max = max;
+	}
+	if ((id = doc_stash_id(op->ev.token, target_db(op->ev.db), op->ev.coll, d->id)) == NULL)
+		return -1;
+	sel = bson_new();
+	doc = bson_new();
+	BSON_APPEND_UTF8(sel, "_id", id);
+	BSON_APPEND_UTF8(doc, "_id", id);
+	BSON_APPEND_DOCUMENT_BEGIN(doc, "deleted", &fields);
+	for (int i = 0; i < n; i++)
+	{
+		Level		f;
+		bson_iter_t v;
+
+		if (nth_level(op->ev.fields, i, &f) == 0 && bson_iter_init_find(&v, d->doc, f.field))
+			bson_append_iter(&fields, f.field, -1, &v);
+	}
+	bson_append_document_end(doc, &fields);
+	st->sel[st->n] = sel;
+	st->doc[st->n] = doc;
+	st->n++;
+	if (strncmp(op->ev.token, applier.doc_stashed, RESUME_TOKEN_LSN_DIGITS) > 0 ||
+		!applier.doc_stashed[0])
+		snprintf(applier.doc_stashed, sizeof(applier.doc_stashed), "%.*s",
+				 RESUME_TOKEN_LSN_DIGITS, op->ev.token);
+	free(id);
+	return 0;
+}
+
+static void
+stashes_free(Stashes *st)
+{
+	for (int i = 0; i < st->n; i++)
+	{
+		bson_destroy(st->sel[i]);
+		bson_destroy(st->doc[i]);
+	}
+	free(st->sel);
+	free(st->doc);
+	memset(st, 0, sizeof(*st));
+}
+
+/*
+ * The stashes stored, before the writes that delete their documents.  One
+ * the server refuses (a document at the size limit) is said; a move that
+ * would need it is refused then.
+ */
+static int
+stashes_write(Stashes *st)
+{
+	TargetWrite *w;
+	TargetResult r;
+	int			rc;
+
+	if (st->n == 0)
+		return 0;
+	if ((w = malloc(sizeof(TargetWrite) * st->n)) == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	for (int i = 0; i < st->n; i++)
+	{
+		w[i].kind = TW_REPLACE;
+		w[i].selector = st->sel[i];
+		w[i].doc = st->doc[i];
+	}
+	rc = target_write(applier.progress_db, applier.o.progress_coll, w, st->n, 0, &r);
+	free(w);
+	if (rc != 0)
+		return -1;
+	if (r.status == TARGET_REFUSED)
+		for (int i = 0; i < r.nrefused; i++)
+			fprintf(stderr, "pg_bsonstream: warning: the embedded rows of a deleted document could "
+					"not be kept in %s.%s (%s): a move of one of them later in its transaction "
+					"that the WAL does not hold whole will be refused\n", applier.progress_db,
+					applier.o.progress_coll, target_refusal_message(&r, i));
+	else if (r.status != TARGET_DONE)
+	{
+		fail("MongoDB: could not keep the embedded rows of deleted documents in %s.%s: %s",
+			 applier.progress_db, applier.o.progress_coll, r.message);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A document missing at a move from it (deleted in an earlier batch, or
+ * before a stop, by the transaction of op): its embedded fields as its
+ * stash kept them, into d->gone
+ */
+static int
+stash_read(Doc *d, const Op *op)
+{
+	bson_t		filter = BSON_INITIALIZER;
+	bson_t	   *found = NULL;
+	bson_iter_t it;
+	char	   *id;
+	int			rc;
+
+	d->stash_read = 1;
+	if ((id = doc_stash_id(op->ev.token, target_db(op->ev.db), op->ev.coll, d->id)) == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	BSON_APPEND_UTF8(&filter, "_id", id);
+	rc = find_one(applier.progress_db, applier.o.progress_coll, &filter, &found);
+	bson_destroy(&filter);
+	free(id);
+	if (rc != 0)
+		return -1;
+	if (found && bson_iter_init_find(&it, found, "deleted") && BSON_ITER_HOLDS_DOCUMENT(&it))
+	{
+		bson_t		fields;
+
+		iter_document(&it, &fields);
+		d->gone = bson_copy(&fields);
+	}
+	if (found)
+		bson_destroy(found);
+	return 0;
+}
+
 /* The top document's _id in a position (embeddedIn, embeddedFrom) */
 static int
 position_id(const bson_t *pos, bson_iter_t *id)
@@ -1016,6 +1238,8 @@ apply_embedded(Docs *docs, Writes *w, const Op *op, bson_t **removed, int *remov
 			return -1;
 		if (!position_path(op->ev.embed_from, &path))
 			return emit(w, d->id, NULL, op, "an embeddedFrom without its path", 0);
+		if (d->doc == NULL && d->gone == NULL && !d->stash_read && stash_read(d, op) != 0)
+			return -1;
 		if (d->doc == NULL && d->gone != NULL)
 		{
 			/* its document deleted before it in the batch: the element as it was there */
@@ -1186,6 +1410,7 @@ apply_segment(int *idx, int n)
 	bson_t	   *deleted = NULL;		/* the document the event before deleted */
 	bson_t	   *removed = NULL;		/* the element the event before removed */
 	int			removed_write = -1;
+	Stashes		stashes = {0};
 	int			rc = 0;
 
 	for (int i = 0; i < n; i++)
@@ -1286,6 +1511,11 @@ apply_segment(int *idx, int n)
 				}
 				break;
 			case APPLY_DELETE:
+				if (d->doc && op->ev.fields && stash_add(&stashes, op, d) != 0)
+				{
+					rc = -1;
+					break;
+				}
 				deleted = d->doc;
 				if (d->gone)
 					bson_destroy(d->gone);
@@ -1308,13 +1538,17 @@ apply_segment(int *idx, int n)
 	if (rc != 0)
 		goto oom;
 	docs_free(&docs);
-	rc = apply_writes(&w);
+	rc = stashes_write(&stashes);
+	stashes_free(&stashes);
+	if (rc == 0)
+		rc = apply_writes(&w);
 	writes_free(&w);
 	return rc;
 
 oom:
 	docs_free(&docs);
 	writes_free(&w);
+	stashes_free(&stashes);
 	fail("out of memory");
 	return -1;
 }

@@ -540,8 +540,12 @@ apply_collection(int *idx, int n)
 	return rc;
 }
 
-/* The stashes of key changes applied already (up to the stored position): removed */
-static int
+/*
+ * The stashes of changes applied already (up to the stored position):
+ * removed.  A deleted document's stash sorts after every event of its
+ * transaction (embed_apply.c), so it stays until the position leaves it.
+ */
+int
 remove_stale_stashes(void)
 {
 	bson_t		sel = BSON_INITIALIZER;
@@ -654,6 +658,14 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
 		snprintf(applier.applied, sizeof(applier.applied), "%s", token);
 	if (initial)
 		snprintf(applier.initial, sizeof(applier.initial), "%s", initial);
+	/* past the transaction whose deleted documents were stashed: removed */
+	if (token && applier.doc_stashed[0] &&
+		strncmp(token, applier.doc_stashed, RESUME_TOKEN_LSN_DIGITS) > 0)
+	{
+		if (remove_stale_stashes() != 0)
+			return -1;
+		applier.doc_stashed[0] = '\0';
+	}
 	return 0;
 }
 
