@@ -387,6 +387,7 @@ static const char *const op_names[] = {
 	[BSON_CHANGE_TRUNCATE] = "truncate",
 	[BSON_CHANGE_MODIFY] = "modify",
 	[BSON_CHANGE_DROP] = "drop",
+	[BSON_CHANGE_HEARTBEAT] = "heartbeat",
 };
 
 void
@@ -425,6 +426,20 @@ append_head(BsonWriter *w, BsonChangeOp op, const BsonChangeTxn *txn)
 
 	bson_key(w, BSON_TYPE_DATETIME, "wallTime", 8, 8);
 	bson_put_int64(w, unix_time(txn->commit_time, 1000));
+}
+
+bytea *
+bson_heartbeat_event(const BsonChangeTxn *txn)
+{
+	BsonWriter	w;
+	Size		doc;
+
+	bson_writer_init(&w, 128);
+	doc = bson_open(&w);
+	append_head(&w, BSON_CHANGE_HEARTBEAT, txn);
+	bson_append_int64(&w, "txnNumber", 9, (int64) txn->xid);
+	bson_close(&w, doc);
+	return bson_writer_finish(&w);
 }
 
 bytea *
@@ -725,7 +740,8 @@ bson_change_event(const BsonChangeEvent *ev, const BsonChangeTxn *txn,
 			break;
 		case BSON_CHANGE_MODIFY:
 		case BSON_CHANGE_DROP:
-			elog(ERROR, "a schema event is written by bson_schema_event");
+		case BSON_CHANGE_HEARTBEAT:
+			elog(ERROR, "a schema event or a heartbeat is written by a function of its own");
 	}
 
 	if (opts->before_change && ev->old &&

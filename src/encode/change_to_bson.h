@@ -24,7 +24,8 @@ typedef enum BsonChangeOp
 	BSON_CHANGE_DELETE,
 	BSON_CHANGE_TRUNCATE,
 	BSON_CHANGE_MODIFY,			/* schema events (bson_schema_event) */
-	BSON_CHANGE_DROP
+	BSON_CHANGE_DROP,
+	BSON_CHANGE_HEARTBEAT		/* bson_heartbeat_event */
 } BsonChangeOp;
 
 /* Where an event is in the stream: its transaction, and its place in it */
@@ -212,6 +213,12 @@ extern void bson_change_append_id(BsonWriter *w, uint64 commit_lsn,
  * selected.  Written as MongoDB writes its own DDL events (showExpandedEvents),
  * the table in operationDescription: {relid, table, shape}.
  */
+/*
+ * A heartbeat: {_id, operationType: "heartbeat", clusterTime, wallTime,
+ * txnNumber}, the commit of a transaction that wrote a heartbeat message
+ * (stream_options.h)
+ */
+extern bytea *bson_heartbeat_event(const BsonChangeTxn *txn);
 extern bytea *bson_schema_event(BsonChangeOp op, const char *ns, Size nslen,
 								Oid relid, const char *name, const char *shape,
 								const BsonChangeTxn *txn);

@@ -74,6 +74,10 @@ static void bson_truncate_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
 							 ReorderBufferChange *change);
 static bool bson_filter_by_origin_cb(LogicalDecodingContext *ctx,
 									 RepOriginId origin_id);
+static void bson_message_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+							XLogRecPtr message_lsn, bool transactional,
+							const char *prefix, Size message_size,
+							const char *message);
 
 void
 _PG_output_plugin_init(OutputPluginCallbacks *cb)
@@ -87,6 +91,7 @@ _PG_output_plugin_init(OutputPluginCallbacks *cb)
 	cb->commit_cb = bson_commit_cb;
 	cb->shutdown_cb = bson_shutdown_cb;
 	cb->filter_by_origin_cb = bson_filter_by_origin_cb;
+	cb->message_cb = bson_message_cb;
 }
 
 /*
@@ -264,6 +269,37 @@ write_message(LogicalDecodingContext *ctx, const char *bytes, Size len,
 	OutputPluginPrepareWrite(ctx, last_write);
 	appendBinaryStringInfo(ctx->out, bytes, len);
 	OutputPluginWrite(ctx, last_write);
+}
+
+/*
+ * With heartbeats: a transactional heartbeat message is a "heartbeat" event
+ * at its transaction's commit time (a consumer that merges several nodes'
+ * streams learns that this node's commits have reached that time).  Other
+ * messages, and non-transactional ones (no commit time), are not decoded
+ * into anything.
+ */
+static void
+bson_message_cb(LogicalDecodingContext *ctx, ReorderBufferTXN *txn,
+				XLogRecPtr message_lsn, bool transactional, const char *prefix,
+				Size message_size, const char *message)
+{
+	StreamState *st = (StreamState *) ctx->output_plugin_private;
+	BsonChangeTxn where;
+	bytea	   *doc;
+
+	(void) message_lsn;
+	(void) message_size;
+	(void) message;
+	if (!st->options.heartbeats || !transactional || txn == NULL ||
+		strcmp(prefix, BSON_HEARTBEAT_PREFIX) != 0)
+		return;
+	where.commit_lsn = txn->final_lsn;
+	where.commit_time = BSON_TXN_COMMIT_TIME(txn);
+	where.xid = txn->xid;
+	where.position = ++st->position;
+	doc = bson_heartbeat_event(&where);
+	write_message(ctx, VARDATA(doc), VARSIZE(doc) - VARHDRSZ, true);
+	pfree(doc);
 }
 
 /*

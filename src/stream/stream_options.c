@@ -22,7 +22,7 @@
 
 #define OPTION_NAMES "include-tables, exclude-tables, full-document, " \
 	"full-document-before-change, omit-nulls, ns-db, include-schema, " \
-	"partition-root, unmappable-values, max-event-size, commit-markers, schema-events and origin"
+	"partition-root, unmappable-values, max-event-size, commit-markers, schema-events, heartbeats and origin"
 
 static const char *
 option_value(DefElem *opt)
@@ -117,6 +117,7 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 	bool		seen_unmappable = false;
 	bool		seen_max_event_size = false;
 	bool		seen_commit_markers = false;
+	bool		seen_heartbeats = false;
 	bool		seen_schema_events = false;
 	bool		seen_origin = false;
 
@@ -195,6 +196,11 @@ bson_stream_options_parse(BsonStreamOptions *opts, List *options)
 		{
 			check_once(opt, &seen_commit_markers);
 			opts->commit_markers = parse_bool_option(opt);
+		}
+		else if (strcmp(name, "heartbeats") == 0)
+		{
+			check_once(opt, &seen_heartbeats);
+			opts->heartbeats = parse_bool_option(opt);
 		}
 		else if (strcmp(name, "schema-events") == 0)
 		{

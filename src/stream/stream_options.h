@@ -13,6 +13,14 @@
 
 #include "change_to_bson.h"
 
+/*
+ * The prefix of the logical messages that pg_bsonstream --citus writes on
+ * every node (pg_logical_emit_message(true, ...)): with the option
+ * heartbeats, each becomes a "heartbeat" event at its transaction's commit,
+ * so that an idle node's stream still says how far its commits have gone.
+ */
+#define BSON_HEARTBEAT_PREFIX "bson_out.heartbeat"
+
 typedef struct BsonStreamOptions
 {
 	List	   *include_tables; /* of TablePattern; NIL: every table */
@@ -23,6 +31,9 @@ typedef struct BsonStreamOptions
 	BsonUnmappable unmappable;	/* unmappable-values */
 	Size		max_event_size; /* larger events are split into fragments */
 	bool		commit_markers; /* a marker after each transaction's events */
+	bool		heartbeats;		/* a "heartbeat" event for each transactional
+								 * logical message of prefix
+								 * BSON_HEARTBEAT_PREFIX */
 	bool		schema_events;	/* "modify" and "drop" events at the commit of
 								 * a DDL that changes a table's documents */
 	bool		skip_origins;	/* origin=none: leave out changes that carry a

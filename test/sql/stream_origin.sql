@@ -39,8 +39,31 @@ SELECT * FROM show_events('origin', 'any');
 SELECT * FROM show_events('origin', 'none', 'commit-markers', 'on');
 SELECT * FROM show_events('origin', 'any', 'commit-markers', 'on');
 
+-- heartbeats: a transactional message of prefix bson_out.heartbeat is a
+-- "heartbeat" event at its commit (its position counted, its commit marker
+-- after it); other prefixes and non-transactional messages are nothing;
+-- without the option, nothing
+SELECT pg_drop_replication_slot('bson_out_origin');
+SELECT 'slot' FROM pg_create_logical_replication_slot('bson_out_origin', 'bson_out');
+SELECT 'lsn' FROM pg_logical_emit_message(true, 'bson_out.heartbeat', '');
+SELECT 'lsn' FROM pg_logical_emit_message(false, 'bson_out.heartbeat', '');
+SELECT 'lsn' FROM pg_logical_emit_message(true, 'bson_out.other', 'x');
+BEGIN;
+INSERT INTO orig_t VALUES (3, 'with a heartbeat');
+SELECT 'lsn' FROM pg_logical_emit_message(true, 'bson_out.heartbeat', '');
+COMMIT;
+SELECT * FROM show_events();
+SELECT * FROM show_events('heartbeats', 'on', 'commit-markers', 'on');
+-- the heartbeat's head: its token, clusterTime and wallTime as any event's
+SELECT j->'_id'->>'_data' ~ '^[0-9A-F]{32}$' AS token, j ? 'clusterTime' AS cluster_time,
+	j ? 'wallTime' AS wall_time, j ? 'ns' AS ns, j ? 'txnNumber' AS txn
+FROM pg_logical_slot_peek_binary_changes('bson_out_origin', NULL, NULL, 'heartbeats', 'on') c,
+	LATERAL (SELECT bson_to_json(c.data)::jsonb) x(j)
+WHERE j->>'operationType' = 'heartbeat' LIMIT 1;
+
 -- errors (22023)
 \set VERBOSITY default
+SELECT * FROM show_events('heartbeats', 'maybe');
 SELECT * FROM show_events('origin', 'local');
 SELECT * FROM show_events('origin', 'none', 'origin', 'any');
 
