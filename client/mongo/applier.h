@@ -17,6 +17,8 @@
  *	               dropped, the shapes the collections have
  *	embed_apply.c  a collection whose documents hold embedded rows: the
  *	               batch's documents read, changed in memory, written whole
+ *	node_merge.c   a Citus cluster: the nodes' segments read side by side,
+ *	               applied in one commit order
  *
  * One applier a process: its state is the global 'applier', written by the
  * applier's thread only, but for what is under its lock (stats, failed).
@@ -165,6 +167,14 @@ extern int	store_progress(const char *token, const char *initial, int64_t wall_m
 /* the stashes up to the stored position removed */
 extern int	remove_stale_stashes(void);
 extern int	read_doc(FILE *f, uint8_t **buf, size_t *bufsize, uint32_t *len);
+/* an event of the stream (whole, or a fragment of a split one) into the batch */
+extern int	read_event(const uint8_t *data, uint32_t len);
+/* the events up to last may be applied from now on: a stop replays them */
+extern int	store_intent(const char *last);
+/* a delete held back (a key change's insert may follow) into the batch */
+extern int	release_held(void);
+/* the batch applied; store: 1 the position stored, 0 if due, -1 not */
+extern int	flush_batch(int store);
 /* ops[idx[0..n-1]], one collection's writes in order, as ordered calls */
 extern int	apply_collection(int *idx, int n);
 extern char **pending_segments(uint64_t *bytes);
@@ -230,6 +240,14 @@ extern int	later_change(const char *coll, bson_iter_t *id, const char *after);
 extern void mark_replay(int *idx, int from, int upto);
 extern int	move_aside(const Op *op);
 extern int	check_moved(void);
+
+/* node_merge.c: a Citus cluster's nodes' streams, merged (node_merge.h) */
+extern int	merge_init(void);
+extern void merge_free(void);
+extern int	merge_active(void);
+extern int	merge_read_positions(const bson_t *progress);
+extern void merge_append_positions(bson_t *set, const char *token);
+extern int	merge_apply(void);
 
 /* embed_apply.c: a collection whose documents hold embedded rows */
 extern int	embed_collection(const int *idx, int n);

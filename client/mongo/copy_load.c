@@ -390,39 +390,104 @@ remove_tree(const char *path)
 	(void) rmdir(path);
 }
 
-/* Load DIR/initial into MongoDB, unless done */
+/*
+ * The first copy's directories: DIR/initial, or on a Citus cluster each
+ * node's DIR/group-<G>/initial (its rows, read under its own slot's
+ * snapshot: every row in exactly one of them)
+ */
+static int
+copy_roots(char (**roots)[4200], int *n)
+{
+	int			count = applier.o.ngroups > 0 ? applier.o.ngroups : 1;
+
+	*roots = calloc(count, sizeof(**roots));
+	if (*roots == NULL)
+	{
+		fail("out of memory");
+		return -1;
+	}
+	*n = count;
+	if (applier.o.ngroups == 0)
+		snprintf((*roots)[0], sizeof((*roots)[0]), "%s/initial", applier.o.dir);
+	for (int i = 0; i < applier.o.ngroups; i++)
+		snprintf((*roots)[i], sizeof((*roots)[i]), "%s/group-%d/initial", applier.o.dir,
+				 applier.o.groups[i]);
+	return 0;
+}
+
+/* The collections of every root's copy, one after the other */
+static int
+list_copies(char (*roots)[4200], int nroots, CopyColl **out, int *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	for (int r = 0; r < nroots; r++)
+	{
+		CopyColl   *cs;
+		CopyColl   *all;
+		int			n;
+		char		marker[4300];
+		struct stat sb;
+
+		snprintf(marker, sizeof(marker), "%s/.incomplete", roots[r]);
+		if (stat(marker, &sb) == 0)
+		{
+			fail("the first copy in \"%s\" is unfinished: it cannot be loaded", roots[r]);
+			return -1;
+		}
+		if (list_copy(roots[r], &cs, &n) != 0)
+			return -1;
+		if (n == 0)
+			continue;
+		all = realloc(*out, sizeof(CopyColl) * (*nout + n));
+		if (all == NULL)
+		{
+			fail("out of memory");
+			return -1;
+		}
+		memcpy(all + *nout, cs, sizeof(CopyColl) * n);
+		free(cs);
+		*out = all;
+		*nout += n;
+	}
+	return 0;
+}
+
+/* Load the first copy into MongoDB, unless done */
 int
 load_initial(void)
 {
-	CopyColl   *cs;
-	int			n;
+	CopyColl   *cs = NULL;
+	int			n = 0;
+	char		(*roots)[4200];
+	int			nroots;
 	int			resuming = strcmp(applier.initial, "loading") == 0;
 	int			rc = 0;
-	char		marker[4200];
-	struct stat sb;
 
 	if (strcmp(applier.initial, "done") == 0)
 		return 0;
-	snprintf(marker, sizeof(marker), "%s/initial/.incomplete", applier.o.dir);
-	if (stat(marker, &sb) == 0)
+	if (copy_roots(&roots, &nroots) != 0)
+		return -1;
+	if (list_copies(roots, nroots, &cs, &n) != 0)
 	{
-		fail("the first copy in \"%s/initial\" is unfinished: it cannot be loaded", applier.o.dir);
+		free(roots);
 		return -1;
 	}
-	snprintf(marker, sizeof(marker), "%s/initial", applier.o.dir);
-	if (list_copy(marker, &cs, &n) != 0)
-		return -1;
 	if (n == 0 && resuming)
 	{
 		/* the changes would be applied on top of a copy loaded in part */
-		fail("the first copy was being loaded into MongoDB, and \"%s/initial\" is gone: the "
+		fail("the first copy was being loaded into MongoDB, and \"%s\" is gone: the "
 			 "rest of it cannot be loaded\nhint: Start again: drop the target's collections and "
 			 "the progress document of slot \"%s\", drop the slot, remove \"%s\", and run with "
-			 "--create-slot --initial-copy.", applier.o.dir, applier.o.slot, applier.o.dir);
+			 "--create-slot --initial-copy.", roots[0], applier.o.slot, applier.o.dir);
+		free(roots);
 		return -1;
 	}
 	if (n == 0)
+	{
+		free(roots);
 		return 0;
+	}
 	if (!resuming)
 	{
 		for (int i = 0; i < n && rc == 0; i++)
@@ -445,6 +510,7 @@ load_initial(void)
 	for (int i = 0; i < n && rc == 0; i++)
 	{
 		set_state("loading the first copy: %s (%d of %d)", cs[i].coll, i + 1, n);
+		/* a Citus table's collection is in several nodes' copies: more of it, not a resume */
 		rc = load_collection_documents(target_db(cs[i].db), cs[i].coll, cs[i].bson_path, resuming);
 		if (rc == 0)
 			rc = load_collection_indexes(target_db(cs[i].db), cs[i].coll, cs[i].meta);
@@ -459,17 +525,14 @@ load_initial(void)
 		rc = store_progress(NULL, "done", 0, NULL);
 	if (rc == 0)
 	{
-		char		p[4200];
-
 		set_state("%s", "");
 		fprintf(stderr, "pg_bsonstream: the first copy is in MongoDB (%d collection%s)\n",
 				n, n == 1 ? "" : "s");
 		if (!applier.o.keep_applied)
-		{
-			snprintf(p, sizeof(p), "%s/initial", applier.o.dir);
-			remove_tree(p);
-		}
+			for (int r = 0; r < nroots; r++)
+				remove_tree(roots[r]);
 	}
+	free(roots);
 	return rc;
 }
 

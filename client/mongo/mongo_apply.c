@@ -612,6 +612,9 @@ write_progress(const ProgressSet *p)
 	/* what the collections hold, with the position it is true at */
 	if (applier.tables_dirty || applier.fresh)
 		tables_append(&set);
+	/* a Citus cluster's nodes: each one's position, as of the merged one */
+	if (merge_active())
+		merge_append_positions(&set, p->token);
 	BSON_APPEND_DATE_TIME(&set, "appliedAt", wall_now_ms());
 	if (applier.fresh)
 	{
@@ -676,7 +679,7 @@ store_progress(const char *token, const char *initial, int64_t wall_ms, const ch
  * index is the replay's own, and is resolved: move_aside).  Stored once a
  * segment.
  */
-static int
+int
 store_intent(const char *last)
 {
 	ProgressSet p = {NULL, last, NULL, 0, NULL};
@@ -820,7 +823,7 @@ check_update_targets(int *idx, int n)
 }
 
 /* Apply the batch: each collection's writes, then the position of its last event */
-static int
+int
 flush_batch(int store)
 {
 	int		   *idx;
@@ -1145,7 +1148,7 @@ failed:
 	return -1;
 }
 
-static int
+int
 release_held(void)
 {
 	if (!applier.has_held)
@@ -1302,7 +1305,7 @@ free_fragments(void)
 }
 
 /* An event of a segment: whole, or a fragment of a split one */
-static int
+int
 read_event(const uint8_t *data, uint32_t len)
 {
 	int			fragment;
@@ -1570,6 +1573,11 @@ applier_main(void *arg)
 		return NULL;
 	if (load_initial() != 0)
 		return NULL;
+	if (merge_active())
+	{
+		(void) merge_apply();
+		return NULL;
+	}
 	for (;;)
 	{
 		uint64_t	bytes;
@@ -1663,6 +1671,12 @@ target_read(char *err, size_t errsize)
 			snprintf(applier.intent, sizeof(applier.intent), "%s", applier.replay_until);
 			snprintf(applier.replay_end, sizeof(applier.replay_end), "%s", applier.replay_until);
 		}
+		if (merge_active() && merge_read_positions(progress) != 0)
+		{
+			snprintf(err, errsize, "%s", applier.errmsg);
+			bson_destroy(progress);
+			return -1;
+		}
 		if (tables_read(progress) != 0)
 		{
 			snprintf(err, errsize, "%s", applier.errmsg);
@@ -1704,7 +1718,7 @@ target_read(char *err, size_t errsize)
 		bson_destroy(&reply);
 		bson_destroy(&hello);
 	}
-	if (!applier.deferred)
+	if (!applier.deferred && !merge_active())
 	{
 		names = pending_segments(&bytes);
 		free_names(names);
@@ -1735,6 +1749,11 @@ apply_open_target(const ApplyOptions *o, Target *target, const char *uri_db, cha
 
 	applier.o = *o;
 	applier.target = target;
+	if (merge_init() != 0)
+	{
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
 	if (uri_db)
 		applier.uri_db = strdup(uri_db);
 	applier.progress_db = applier.uri_db ? applier.uri_db : o->default_db;
@@ -1900,6 +1919,7 @@ apply_close(void)
 	free(applier.uri_db);
 	if (applier.target)
 		applier.target->ops->close(applier.target);
+	merge_free();
 	memset(&applier, 0, sizeof(applier));
 	applier.dead_fd = -1;
 	pthread_mutex_init(&applier.lock, NULL);

@@ -51,6 +51,13 @@ typedef struct ApplyOptions
 	int			sync;
 	uint64_t	max_buffer;		/* bytes of segments not yet applied, at most */
 	int			batch_events;	/* events per batch, at most */
+	/*
+	 * A Citus cluster (--citus): the nodes' groups, whose streams are in
+	 * DIR/group-<G> (changes, initial), merged (node_merge.h); 0: one
+	 * server's, in DIR
+	 */
+	const int  *groups;
+	int			ngroups;
 
 	/*
 	 * The collection of table relid copied again, for a DDL that changed

@@ -47,6 +47,7 @@ typedef struct Workload
 	int			ntxn;
 	uint64_t	lsn;
 	uint64_t	pos;
+	int64_t		wall;			/* the transaction's wallTime; 0: made from its LSN */
 } Workload;
 
 static void
@@ -54,7 +55,16 @@ begin(Workload *w)
 {
 	w->lsn += 0x100;
 	w->pos = 0;
+	w->wall = 0;
 	w->txn_start[w->ntxn++] = w->nevents;
+}
+
+/* A transaction committed at wall (ms since 1970, by its node's clock) */
+static void
+begin_at(Workload *w, int64_t wall)
+{
+	begin(w);
+	w->wall = wall;
 }
 
 /* An event's head: its token first, as the plugin writes it */
@@ -72,7 +82,7 @@ event_head(Workload *w, const char *op, const char *coll)
 	BSON_APPEND_UTF8(&id, "_data", token);
 	bson_append_document_end(e, &id);
 	BSON_APPEND_UTF8(e, "operationType", op);
-	BSON_APPEND_DATE_TIME(e, "wallTime", 1700000000000LL + (int64_t) w->lsn);
+	BSON_APPEND_DATE_TIME(e, "wallTime", w->wall ? w->wall : 1700000000000LL + (int64_t) w->lsn);
 	BSON_APPEND_DOCUMENT_BEGIN(e, "ns", &ns);
 	BSON_APPEND_UTF8(&ns, "db", DB);
 	BSON_APPEND_UTF8(&ns, "coll", coll);
@@ -278,7 +288,29 @@ typedef struct Setup
 	int			ferretdb;
 	const char *dead_letter;	/* a file name under DIR, or NULL */
 	int			initial;		/* documents of a first copy, in collection "c" */
+	const Workload *other;		/* a Citus cluster of two nodes: the events of
+								 * group 2, the workload's group 1's; merged */
 } Setup;
+
+static const int two_groups[] = {1, 2};
+
+/* The workload's segments: in DIR, or as two nodes' in DIR/group-1 and DIR/group-2 */
+static void
+write_all(const Setup *s, const Workload *w, const char *dir, int per_segment)
+{
+	char		g[4200];
+
+	if (s->other == NULL)
+	{
+		write_segments(w, dir, per_segment);
+		return;
+	}
+	mkdir(dir, 0700);
+	snprintf(g, sizeof(g), "%s/group-1", dir);
+	write_segments(w, g, per_segment);
+	snprintf(g, sizeof(g), "%s/group-2", dir);
+	write_segments(s->other, g, per_segment);
+}
 
 static char basedir[256];
 
@@ -293,6 +325,11 @@ options(ApplyOptions *o, const Setup *s, const char *dir, char *dl, size_t dlsiz
 	o->default_db = DB;
 	o->progress_coll = "pg_bsonstream";
 	o->batch_events = s->batch_events ? s->batch_events : 1000;
+	if (s->other)
+	{
+		o->groups = two_groups;
+		o->ngroups = 2;
+	}
 	o->sync = 0;
 	if (s->dead_letter)
 	{
@@ -399,7 +436,7 @@ clean_run(const Setup *s, const Workload *w, long *statements, char *err, size_t
 	char	   *out;
 
 	snprintf(dir, sizeof(dir), "%s/clean", basedir);
-	write_segments(w, dir, s->per_segment ? s->per_segment : 2);
+	write_all(s, w, dir, s->per_segment ? s->per_segment : 2);
 	if (s->initial)
 		write_initial(dir, s->initial);
 	if (run_applier(s, st, dir, 0, err, errsize) != 0)
@@ -437,7 +474,7 @@ cut_at_every_write(const char *name, const Setup *s, const Workload *w, const ch
 			int			rc;
 
 			snprintf(dir, sizeof(dir), "%s/cut", basedir);
-			write_segments(w, dir, s->per_segment ? s->per_segment : 2);
+			write_all(s, w, dir, s->per_segment ? s->per_segment : 2);
 			if (s->initial)
 				write_initial(dir, s->initial);
 			st->cut_at = k;
@@ -1479,6 +1516,109 @@ test_embedded_toast_cascade(void)
 	free(w);
 }
 
+/* ---------------------------------------------------------------------
+ * A Citus cluster: two nodes' streams merged in commit order
+ * --------------------------------------------------------------------- */
+
+#define T0 1800000000000LL
+
+static void
+heartbeat(Workload *w)
+{
+	bson_t	   *e = bson_new();
+	bson_t		id;
+	char		token[RESUME_TOKEN_LEN + 1];
+
+	resume_token_format(token, w->lsn, ++w->pos);
+	token[RESUME_TOKEN_LEN] = '\0';
+	BSON_APPEND_DOCUMENT_BEGIN(e, "_id", &id);
+	BSON_APPEND_UTF8(&id, "_data", token);
+	bson_append_document_end(e, &id);
+	BSON_APPEND_UTF8(e, "operationType", "heartbeat");
+	BSON_APPEND_DATE_TIME(e, "wallTime", w->wall);
+	add(w, e);
+}
+
+/*
+ * Key 1 written on node 1, its shard moved to node 2 and written there;
+ * node 1's clock set back between two of its commits; node 1's last write
+ * merged only once node 2's stream (a heartbeat) is past it.  Applied in
+ * commit order, whatever order the nodes' segments are read in; each
+ * node's position stored; a cut at every write converges.
+ */
+static void
+test_merge(void)
+{
+	Workload   *a = calloc(1, sizeof(Workload));
+	Workload   *b = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"c"}, .per_segment = 1, .other = b};
+	const char *want = "c: [{ \"_id\" : 1, \"v\" : \"moved\" }, { \"_id\" : 2, \"v\" : \"second\" }, "
+		"{ \"_id\" : 3, \"v\" : \"late\" }, { \"_id\" : 4, \"v\" : \"b\" }]\n";
+	char		err[4096];
+	char		dir[300];
+	char	   *got;
+	MemStore   *st;
+
+	begin_at(a, T0 + 1000);
+	ins(a, "c", 1, "v", "before the move");
+	ins(a, "c", 2, "v", "first");
+	/* the clock set back: later in node 1's stream, so after it */
+	begin_at(a, T0 + 990);
+	ins(a, "c", 2, "v", "second");
+	begin_at(a, T0 + 1020);
+	ins(a, "c", 3, "v", "late");
+
+	begin_at(b, T0 + 1010);
+	ins(b, "c", 1, "v", "moved");
+	ins(b, "c", 4, "v", "b");
+	/* node 2's stream before its heartbeat: node 1's write at 1020 waits */
+	snprintf(dir, sizeof(dir), "%s/merge", basedir);
+	st = store_for(&s);
+	{
+		Workload	b_early = *b;
+		Setup		early = s;
+
+		early.other = &b_early;
+		write_all(&early, a, dir, 1);
+		check(run_applier(&early, st, dir, 0, err, sizeof(err)) == 0, "merge: a run: %s", err);
+		got = dump_all(st, &s);
+		check(strcmp(got, "c: [{ \"_id\" : 1, \"v\" : \"moved\" }, { \"_id\" : 2, \"v\" : "
+					 "\"second\" }, { \"_id\" : 4, \"v\" : \"b\" }]\n") == 0,
+			  "merge: node 1's write at 1020 waits for node 2's stream to pass it; the moved key "
+			  "has its new node's value; node 1's order kept when its clock went back: %s", got);
+		free(got);
+		got = mem_dump(st, DB, "pg_bsonstream");
+		check(strstr(got, "\"nodes\" : { \"1\" : { \"token\" : \"0000000000000200") != NULL &&
+			  strstr(got, "\"2\" : { \"token\" : \"0000000000000100") != NULL,
+			  "merge: each node's position stored, node 1's before its waiting write: %s", got);
+		free(got);
+	}
+	begin_at(b, T0 + 1030);
+	heartbeat(b);
+	write_all(&s, a, dir, 1);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "merge: the next run: %s", err);
+	got = dump_all(st, &s);
+	check(strcmp(got, want) == 0, "merge: node 2's heartbeat lets node 1's write at 1020 in: %s", got);
+	free(got);
+	{
+		char		p[4300];
+		struct stat sb;
+
+		snprintf(p, sizeof(p), "%s/group-1/changes", dir);
+		check(stat(p, &sb) == 0 && sb.st_nlink == 2, "merge: node 1's applied segments removed");
+	}
+	mem_store_free(st);
+	remove_dir(dir);
+
+	cut_at_every_write("two nodes merged", &s, a, want);
+	s.batch_events = 1;
+	cut_at_every_write("two nodes merged, batches of 1", &s, a, want);
+	workload_free(a);
+	workload_free(b);
+	free(a);
+	free(b);
+}
+
 int
 main(void)
 {
@@ -1506,6 +1646,7 @@ main(void)
 	test_embedded_kept();
 	test_embedded_too_large();
 	test_embedded_toast_cascade();
+	test_merge();
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
