@@ -186,8 +186,7 @@ extern void free_names(char **names);
  */
 extern int	apply_open_target(const ApplyOptions *o, Target *target, const char *uri_db,
 							  char *err, size_t errsize);
-/* After apply_stop: everything freed, the target closed, ready for another apply_open */
-extern void apply_close(void);
+
 
 /* target_call.c */
 extern int	retry_wait(double *backoff, const TargetResult *r);

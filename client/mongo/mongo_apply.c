@@ -189,6 +189,11 @@ apply_stop(int drain, char *err, size_t errsize)
 	return 0;
 }
 
+void
+apply_close(void)
+{
+}
+
 #else
 
 #include "applier.h"

@@ -140,4 +140,7 @@ extern int	apply_buffer_full(uint64_t written_bytes, uint64_t more, char *err, s
  */
 extern int	apply_stop(int drain, char *err, size_t errsize);
 
+/* After apply_stop: everything freed, the target closed, ready for another apply_open */
+extern void apply_close(void);
+
 #endif							/* MONGO_APPLY_H */

@@ -88,6 +88,7 @@ static struct
 	int			nfed;
 	int			maxfed;
 	int			removed_upto_dirty;	/* a store moved a node's position */
+	int			off;			/* BSON_OUT_MERGE=off: no merge (tests only) */
 } merge;
 
 int
@@ -105,6 +106,18 @@ merge_init(void)
 	if (merge.nodes == NULL)
 		return -1;
 	merge.n = applier.o.ngroups;
+
+	/*
+	 * The tests' proof that the merge matters: each node's events applied
+	 * as they come, the last group's first, as if each stream were applied
+	 * on its own
+	 */
+	if (getenv("BSON_OUT_MERGE") && strcmp(getenv("BSON_OUT_MERGE"), "off") == 0)
+	{
+		merge.off = 1;
+		fprintf(stderr, "pg_bsonstream: warning: BSON_OUT_MERGE=off: the nodes' streams are "
+				"applied each on its own, not in commit order (for tests only)\n");
+	}
 	for (int i = 0; i < merge.n; i++)
 	{
 		merge.nodes[i].group = applier.o.groups[i];
@@ -399,6 +412,13 @@ next_merged(int *waiting)
 	}
 	if (c == NULL)
 		return NULL;
+	if (merge.off)
+	{
+		for (int i = 0; i < merge.n; i++)
+			if (merge.nodes[i].has_head && merge.nodes[i].group > c->group)
+				c = &merge.nodes[i];
+		return c;
+	}
 	for (int i = 0; i < merge.n; i++)
 	{
 		MergeNode  *m = &merge.nodes[i];

@@ -283,6 +283,15 @@ copy_again(const ApplyEvent *ev, const TableShape *before)
 	uint64_t	at = 0;
 	int			rc;
 
+	if (applier.o.recopy == NULL && applier.o.ngroups > 0)
+	{
+		fail("table %s changed (a DDL) while --citus --to runs: its collection is not copied "
+			 "again from every node yet, and its documents would no longer be the table's\n"
+			 "hint: Start over after the DDL: drop every node's slot, the target's collections "
+			 "and its progress document, remove the stream's directory, and run with "
+			 "--create-slot --initial-copy.", ev->table);
+		return -1;
+	}
 	if (applier.o.recopy == NULL)
 	{
 		fail("table %s changed (a DDL), and this stream cannot copy it again", ev->table);

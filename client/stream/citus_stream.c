@@ -62,6 +62,8 @@ typedef struct Cluster
 	const char *dir;
 	NodeStream	nodes[MAX_NODES];
 	int			nnodes;
+	CitusApply	apply;			/* --to: the applier, or NULL */
+	NodeStream	applier;		/* its process (group -1) */
 } Cluster;
 
 static double
@@ -339,10 +341,24 @@ start_node(Cluster *c, NodeStream *n, int create_slot, int initial_copy,
 		for (int i = 0; i < c->nnodes; i++)
 			if (c->nodes[i].fd >= 0)
 				close(c->nodes[i].fd);
+		if (c->applier.fd >= 0)
+			close(c->applier.fd);
 		close(pipefd[0]);
 		if (dup2(pipefd[1], STDERR_FILENO) < 0)
 			_exit(1);
 		close(pipefd[1]);
+		if (n == &c->applier)
+		{
+			CitusStreamNode	nodes[MAX_NODES];
+
+			for (int i = 0; i < c->nnodes; i++)
+			{
+				nodes[i].group = c->nodes[i].group;
+				nodes[i].conn = &c->nodes[i].conn;
+				nodes[i].label = c->nodes[i].label;
+			}
+			exit(c->apply(nodes, c->nnodes, c->dir));
+		}
 		exit(run(&n->conn, n->dir, create_slot, initial_copy));
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -368,6 +384,34 @@ signal_nodes(Cluster *c, int sig)
 	for (int i = 0; i < c->nnodes; i++)
 		if (c->nodes[i].pid > 0 && !c->nodes[i].ended)
 			kill(c->nodes[i].pid, sig);
+	if (c->applier.pid > 0 && !c->applier.ended)
+		kill(c->applier.pid, sig);
+}
+
+/* A marker file's path under a directory */
+static void
+marker_path(char *out, size_t size, const char *dir, const char *name)
+{
+	snprintf(out, size, "%s/%s", dir, name);
+}
+
+static int
+marker_exists(const char *dir, const char *name)
+{
+	char		p[4300];
+	struct stat sb;
+
+	marker_path(p, sizeof(p), dir, name);
+	return stat(p, &sb) == 0;
+}
+
+static void
+marker_remove(const char *dir, const char *name)
+{
+	char		p[4300];
+
+	marker_path(p, sizeof(p), dir, name);
+	(void) unlink(p);
 }
 
 static const char *
@@ -384,7 +428,8 @@ describe_status(int status, char *buf, size_t size)
 
 int
 citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_hosts,
-				 const char *dir, int create_slot, int initial_copy, CitusNodeStream run)
+				 const char *dir, int create_slot, int initial_copy, CitusNodeStream run,
+				 CitusApply apply)
 {
 	static Cluster c;
 	char		err[4096];
@@ -403,11 +448,24 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 	if (read_nodes(&c, &added, err, sizeof(err)) != 0)
 		die("%s", err);
 	last_read = now();
+	c.apply = apply;
+	c.applier.fd = -1;
+	if (apply)
+	{
+		/* this run's markers only: the applier's, then each node's once it streams */
+		marker_remove(dir, CITUS_TO_READY);
+		for (int i = 0; i < c.nnodes; i++)
+			marker_remove(c.nodes[i].dir, CITUS_NODE_READY);
+		snprintf(c.applier.label, sizeof(c.applier.label), "MongoDB");
+		c.applier.group = -1;
+		if (start_node(&c, &c.applier, 0, 0, run, err, sizeof(err)) != 0)
+			die("%s", err);
+	}
 
 	for (;;)
 	{
-		struct pollfd fds[MAX_NODES];
-		NodeStream *polled[MAX_NODES];
+		struct pollfd fds[MAX_NODES + 1];
+		NodeStream *polled[MAX_NODES + 1];
 		int			nfds = 0;
 		int			running = 0;
 		pid_t		pid;
@@ -426,6 +484,22 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 
 			if (n->pid != 0 || n->ended)
 				continue;
+			/* --to: no slot before MongoDB answers and the clocks agree */
+			if (apply && !marker_exists(dir, CITUS_TO_READY))
+				break;
+			if (apply && !first)
+			{
+				fprintf(stderr, "%s: error: %s joined the cluster while --to applies the nodes' "
+						"streams: its first copy and its events cannot be placed in the commit "
+						"order of the others yet\n"
+						"hint: Stop shard moves to it, and start over: drop every node's slot, "
+						"the target's collections and its progress document, remove \"%s\", and "
+						"run with --create-slot --initial-copy.\n", progname, n->label, dir);
+				n->ended = 1;
+				failed = stopping = 1;
+				signal_nodes(&c, SIGTERM);
+				break;
+			}
 			fresh = node_is_new(n);
 			if (!first)
 				fprintf(stderr, "%s: %s joined the cluster: following it from a new slot, "
@@ -444,8 +518,17 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 				signal_nodes(&c, SIGTERM);
 			}
 		}
-		first = 0;
+		if (!apply || marker_exists(dir, CITUS_TO_READY) || stopping)
+			first = 0;
 
+		if (c.applier.fd >= 0)
+		{
+			fds[nfds].fd = c.applier.fd;
+			fds[nfds].events = POLLIN;
+			polled[nfds++] = &c.applier;
+		}
+		if (c.applier.pid > 0 && !c.applier.ended)
+			running++;
 		for (int i = 0; i < c.nnodes; i++)
 		{
 			NodeStream *n = &c.nodes[i];
@@ -467,9 +550,9 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 					read_child(polled[i]);
 
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-			for (int i = 0; i < c.nnodes; i++)
+			for (int i = -1; i < c.nnodes; i++)
 			{
-				NodeStream *n = &c.nodes[i];
+				NodeStream *n = i < 0 ? &c.applier : &c.nodes[i];
 				char		how[64];
 
 				if (n->pid != pid)
@@ -500,7 +583,21 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 				fprintf(stderr, "%s: warning: could not read the cluster's nodes again (the "
 						"next try is in %.0f s): %s\n", progname, NODE_POLL_SECONDS, err);
 			for (int i = 0; i < before; i++)
-				if (!c.nodes[i].in_metadata && !c.nodes[i].said_gone && !c.nodes[i].ended)
+				if (apply && !c.nodes[i].in_metadata && !c.nodes[i].ended)
+				{
+					fprintf(stderr, "%s: error: %s is no longer a primary node of the cluster "
+							"while --to applies the nodes' streams: the merge would wait for its "
+							"stream without end\n"
+							"hint: Remove a node only after its shards are moved away "
+							"(citus_drain_node) and this run has applied its events; then start "
+							"over as for a node that joins: drop every node's slot, the target's "
+							"collections and its progress document, remove \"%s\", and run with "
+							"--create-slot --initial-copy.\n", progname, c.nodes[i].label, dir);
+					failed = stopping = 1;
+					signal_nodes(&c, SIGTERM);
+					break;
+				}
+				else if (!c.nodes[i].in_metadata && !c.nodes[i].said_gone && !c.nodes[i].ended)
 				{
 					fprintf(stderr, "%s: %s is no longer a primary node of the cluster; its "
 							"stream runs on until this run ends\n", progname, c.nodes[i].label);

@@ -23,6 +23,15 @@
  * by then (shards moved to it before its slot existed), and said so on
  * standard error; nothing is silently missed.  A node that left the
  * metadata is reported, its stream kept until the run ends.
+ *
+ * With --to, one more process applies the nodes' streams into MongoDB,
+ * merged in commit order (client/mongo/node_merge.h).  It is started first
+ * and checks MongoDB and the nodes' clocks before any slot is made; each
+ * node's stream then asks for heartbeats and writes them on its node, and
+ * marks its directory ready once its first copy is whole and it streams;
+ * the applier begins when every node is.  A node that joins or leaves
+ * while it runs stops the run, with the way on: the merge cannot place its
+ * events yet.
  */
 #ifndef CITUS_STREAM_H
 #define CITUS_STREAM_H
@@ -37,6 +46,25 @@
 typedef int (*CitusNodeStream) (const ConnOpts *conn, const char *dir,
 								int create_slot, int initial_copy);
 
+/* A node, as the applier of --to is told of it */
+typedef struct CitusStreamNode
+{
+	int			group;
+	const ConnOpts *conn;
+	const char *label;
+} CitusStreamNode;
+
+/*
+ * The applier of --to, run in a child process once the nodes are known:
+ * it creates dir/CITUS_TO_READY once MongoDB answers and the nodes' clocks
+ * agree (no slot is made before), then applies the nodes' streams once
+ * each node's directory holds CITUS_NODE_READY.  Returns the exit status.
+ */
+typedef int (*CitusApply) (const CitusStreamNode *nodes, int n, const char *dir);
+
+#define CITUS_TO_READY		".to-ready"
+#define CITUS_NODE_READY	"streaming"
+
 /*
  * Follow every node of the cluster whose coordinator coord reaches, until a
  * signal (passed on to every node's process) or a node's stream ends (the
@@ -45,6 +73,6 @@ typedef int (*CitusNodeStream) (const ConnOpts *conn, const char *dir,
  */
 extern int	citus_stream_run(const ConnOpts *coord, char *const *worker_hosts,
 							 int nworker_hosts, const char *dir, int create_slot,
-							 int initial_copy, CitusNodeStream run);
+							 int initial_copy, CitusNodeStream run, CitusApply apply);
 
 #endif							/* CITUS_STREAM_H */

@@ -29,6 +29,7 @@
 
 #include "bson_check.h"
 #include "citus_stream.h"
+#include "citus_to.h"
 #include "commit_marker.h"
 #include "common.h"
 #include "db.h"
@@ -61,6 +62,7 @@ typedef struct Options
 	int			no_sync;
 	int			jobs;
 	Lsn			endpos;			/* 0: stream until stopped */
+	int			segment_time_given;
 	int			citus;			/* one stream per node of a Citus cluster */
 	char	   *worker_hosts[64];	/* --worker-host */
 	int			nworker_hosts;
@@ -336,6 +338,7 @@ parse_options(int argc, char **argv)
 				break;
 			case 5:
 				opt.segment_time = option_parse_seconds("--segment-time", optarg);
+				opt.segment_time_given = 1;
 				break;
 			case 6:
 				opt.status_interval = option_parse_seconds("--status-interval", optarg);
@@ -380,11 +383,18 @@ parse_options(int argc, char **argv)
 	if (opt.to && strcmp(opt.output, "-") == 0)
 		die_usage("--to needs -o DIR: the changes are made durable in DIR/changes before "
 				  "they are applied");
-	if (opt.to && opt.citus)
-		die_usage("--to cannot be used with --citus yet: the nodes' streams would be applied "
-				  "each on its own, not merged by their commit times");
+	if (opt.to && opt.citus && opt.max_buffer)
+		die_usage("--max-buffer is not applied with --citus yet: each node's stream writes its "
+				  "segments whatever the applier has done");
 	/* the applier follows DDL by the plugin's schema events */
 	opt.events.schema_events = opt.to != NULL;
+	/*
+	 * --citus --to: every node's stream carries heartbeats, and its closed
+	 * segments are what the merge reads: closed each second unless asked
+	 */
+	opt.events.heartbeats = opt.to && opt.citus;
+	if (opt.to && opt.citus && !opt.segment_time_given)
+		opt.segment_time = 1;
 	if (!opt.to && apply_option)
 		die_usage("%s is for --to (as are --to-password-file, --progress-collection, "
 				  "--dead-letter, --max-buffer, --keep-applied and --batch-size)", apply_option);
@@ -629,6 +639,8 @@ stream_server(const StreamTarget *t)
 	DumpStats	init;
 	StreamCtl	ctl;
 	int			to_stdout;
+	int			apply_here = opt.to && !opt.citus;	/* --citus: the applier's process applies */
+	int			rc;
 
 	to_stdout = strcmp(t->dir, "-") == 0;
 	memset(&init, 0, sizeof(init));
@@ -658,7 +670,7 @@ stream_server(const StreamTarget *t)
 		die("%s", err);
 	if (!opt.citus)
 		warn_citus_node(conn);
-	if (opt.to)
+	if (apply_here)
 	{
 		ApplyOptions ao;
 		int			rc;
@@ -693,7 +705,7 @@ stream_server(const StreamTarget *t)
 		if (rc != 0)
 			die("%s", err);
 	}
-	if (opt.to && t->create_slot)
+	if (apply_here && t->create_slot)
 		check_names(t);
 	if (t->create_slot)
 	{
@@ -725,8 +737,20 @@ stream_server(const StreamTarget *t)
 	if (repl_start(conn, opt.slot, start, &opt.sel, &opt.events, 0, err, sizeof(err)) != 0)
 		die("%s", err);
 	stream_started = 1;
-	if (opt.to && apply_start(err, sizeof(err)) != 0)
+	if (apply_here && apply_start(err, sizeof(err)) != 0)
 		die("%s", err);
+	if (opt.to && opt.citus)
+	{
+		char		ready[4200];
+		FILE	   *f;
+
+		/* heartbeats, then the applier is told this node streams, its first copy whole */
+		if (heartbeat_start(&t->conn, err, sizeof(err)) != 0)
+			die("%s", err);
+		snprintf(ready, sizeof(ready), "%s/%s", t->dir, CITUS_NODE_READY);
+		if ((f = fopen(ready, "w")) == NULL || fclose(f) != 0)
+			die("could not create \"%s\": %s", ready, strerror(errno));
+	}
 
 	ctl.conn = &t->conn;
 	ctl.dir = t->dir;
@@ -737,13 +761,14 @@ stream_server(const StreamTarget *t)
 	ctl.status_interval = opt.status_interval;
 	ctl.reconnect = opt.reconnect;
 	ctl.quiet = opt.quiet;
-	ctl.to = opt.to != NULL;
+	ctl.to = apply_here;
 	ctl.sync = !opt.no_sync;
 	ctl.segment_size = opt.segment_size;
 	ctl.segment_time = opt.segment_time;
 	ctl.initial_copy = t->initial_copy;
 	ctl.copied = &init;
-	return receive_run(&ctl, conn);
+	rc = receive_run(&ctl, conn);
+	return heartbeat_failed() ? 1 : rc;
 }
 
 /* One node's stream of a Citus cluster, in a process of its own (citus_stream.h) */
@@ -755,6 +780,28 @@ stream_citus_node(const ConnOpts *conn, const char *dir, int create_slot, int in
 	return stream_server(&t);
 }
 
+/* --citus --to: the applier's process (citus_to.h) */
+static int
+apply_cluster(const CitusStreamNode *nodes, int n, const char *dir)
+{
+	ApplyOptions ao;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.uri = opt.to;
+	ao.creating_slot = opt.create_slot;
+	ao.password_file = opt.to_password_file;
+	ao.slot = opt.slot;
+	ao.default_db = opt.sel.ns_db;
+	ao.progress_coll = opt.progress_collection;
+	ao.dead_letter = opt.dead_letter;
+	ao.keep_applied = opt.keep_applied;
+	ao.sync = !opt.no_sync;
+	ao.batch_events = opt.batch_size;
+	/* a DDL's collection is not copied again from every node yet: the run stops there */
+	ao.recopy = NULL;
+	return citus_apply_run(nodes, n, dir, &ao, opt.status_interval, opt.quiet);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -763,7 +810,8 @@ main(int argc, char **argv)
 	signals_install();
 	if (opt.citus)
 		return citus_stream_run(&opt.conn, opt.worker_hosts, opt.nworker_hosts, opt.output,
-								opt.create_slot, opt.initial_copy, stream_citus_node);
+								opt.create_slot, opt.initial_copy, stream_citus_node,
+								opt.to ? apply_cluster : NULL);
 	{
 		StreamTarget t = {opt.conn, opt.output, opt.create_slot, opt.initial_copy};
 

@@ -351,6 +351,8 @@ repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
 		rc = add_option(sql, size, &n, &count, "full-document-before-change", "on");
 	if (rc == 0 && events->schema_events)
 		rc = add_option(sql, size, &n, &count, "schema-events", "on");
+	if (rc == 0 && events->heartbeats)
+		rc = add_option(sql, size, &n, &count, "heartbeats", "on");
 	/* where each transaction ends: what a stop confirms (commit_marker.h) */
 	if (rc == 0)
 		rc = add_option(sql, size, &n, &count, "commit-markers", "on");

@@ -51,6 +51,7 @@ typedef struct ReplEventOptions
 	const char *unmappable;		/* unmappable-values, NULL: its default */
 	int			before_change;	/* full-document-before-change */
 	int			schema_events;	/* schema-events: a DDL's "modify", "drop" */
+	int			heartbeats;		/* heartbeats: a heartbeat message's event */
 } ReplEventOptions;
 
 extern int	repl_start(PGconn *conn, const char *slot, Lsn start, const Selection *sel,
