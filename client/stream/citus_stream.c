@@ -64,6 +64,7 @@ typedef struct Cluster
 	int			nnodes;
 	CitusApply	apply;			/* --to: the applier, or NULL */
 	NodeStream	applier;		/* its process (group -1) */
+	int			applier_nodes;	/* the nodes it was told of: nodes[0..n-1] */
 } Cluster;
 
 static double
@@ -458,6 +459,7 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 			marker_remove(c.nodes[i].dir, CITUS_NODE_READY);
 		snprintf(c.applier.label, sizeof(c.applier.label), "MongoDB");
 		c.applier.group = -1;
+		c.applier_nodes = c.nnodes;
 		if (start_node(&c, &c.applier, 0, 0, run, err, sizeof(err)) != 0)
 			die("%s", err);
 	}
@@ -487,7 +489,7 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 			/* --to: no slot before MongoDB answers and the clocks agree */
 			if (apply && !marker_exists(dir, CITUS_TO_READY))
 				break;
-			if (apply && !first)
+			if (apply && (!first || i >= c.applier_nodes))
 			{
 				fprintf(stderr, "%s: error: %s joined the cluster while --to applies the nodes' "
 						"streams: its first copy and its events cannot be placed in the commit "

@@ -82,16 +82,29 @@ clock_offset(const ConnOpts *conn, double *offset, double *rtt, char *err, size_
 	return 0;
 }
 
-/* Every node's clock against the coordinator's (nodes[0]): 0, or -1 with err set */
+/* The coordinator among the nodes: group 0 */
+static int
+coordinator(const CitusStreamNode *nodes, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (nodes[i].group == 0)
+			return i;
+	return 0;
+}
+
+/* Every node's clock against the coordinator's: 0, or -1 with err set */
 static int
 check_clocks(const CitusStreamNode *nodes, int n, char *err, size_t errsize)
 {
+	int			co = coordinator(nodes, n);
 	double		off0 = 0;
 	double		rtt0 = 0;
 	double		worst = 0;
 	char		line[2048] = "";
 	size_t		len = 0;
 
+	if (clock_offset(nodes[co].conn, &off0, &rtt0, err, errsize) != 0)
+		return -1;
 	for (int i = 0; i < n; i++)
 	{
 		double		off = 0;
@@ -99,16 +112,12 @@ check_clocks(const CitusStreamNode *nodes, int n, char *err, size_t errsize)
 		double		skew;
 		char		why[1024];
 
+		if (i == co)
+			continue;
 		if (clock_offset(nodes[i].conn, &off, &rtt, why, sizeof(why)) != 0)
 		{
 			snprintf(err, errsize, "%s: %s", nodes[i].label, why);
 			return -1;
-		}
-		if (i == 0)
-		{
-			off0 = off;
-			rtt0 = rtt;
-			continue;
 		}
 		skew = off - off0;
 		if (len < sizeof(line))
@@ -198,7 +207,7 @@ citus_apply_run(const CitusStreamNode *nodes, int n, const char *dir, const Appl
 	}
 
 	/* the cluster is the coordinator's: its system identifier, its database */
-	plain = *nodes[0].conn;
+	plain = *nodes[coordinator(nodes, n)].conn;
 	plain.replication = NULL;
 	if ((coord = db_connect(&plain, err, sizeof(err))) == NULL)
 	{
