@@ -33,6 +33,7 @@
 
 #define MERGE_CHUNK_EVENTS	4000
 #define MERGE_CHUNK_BYTES	(16 * 1024 * 1024)
+#define MERGE_WAIT_SAID		5.0		/* seconds of waiting for a node before it is said */
 
 typedef struct MergeNode
 {
@@ -477,7 +478,9 @@ int
 merge_apply(void)
 {
 	Merged	   *chunk = malloc(sizeof(Merged) * MERGE_CHUNK_EVENTS);
-	int			said_waiting = -2;
+	int			waited_for = -1;	/* the group the merge waits for, and since when */
+	double		waiting_since = 0;
+	int			said = 0;
 	int			rc = 0;
 
 	if (chunk == NULL)
@@ -560,14 +563,24 @@ merge_apply(void)
 				break;
 			}
 			remove_merged();
-			if (waiting != said_waiting)
+
+			/*
+			 * A node's heartbeat comes each second: a wait that lasts is
+			 * said (the node is down, or its stream behind)
+			 */
+			if (waiting != waited_for)
 			{
-				if (waiting >= 0)
-					set_state("waiting for the stream of group %d (the nodes' events are applied "
-							  "in commit order)", waiting);
-				else
+				waited_for = waiting;
+				waiting_since = now_seconds();
+				if (said)
 					set_state("%s", "");
-				said_waiting = waiting;
+				said = 0;
+			}
+			else if (waiting >= 0 && now_seconds() - waiting_since >= MERGE_WAIT_SAID)
+			{
+				set_state("waiting %.0f s for the stream of group %d (the nodes' events are "
+						  "applied in commit order)", now_seconds() - waiting_since, waiting);
+				said = 1;
 			}
 			{
 				uint64_t	pending = 0;
@@ -590,7 +603,13 @@ merge_apply(void)
 			usleep(IDLE_WAIT_US);
 		}
 		else
+		{
 			remove_merged();
+			if (said)
+				set_state("%s", "");
+			waited_for = -1;
+			said = 0;
+		}
 	}
 	if (applier.stop == 1 && !apply_failed(NULL, 0) && applier.flushed[0] &&
 		strcmp(applier.flushed, applier.applied) > 0)

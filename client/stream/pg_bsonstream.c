@@ -384,7 +384,7 @@ parse_options(int argc, char **argv)
 	if (opt.to && strcmp(opt.output, "-") == 0)
 		die_usage("--to needs -o DIR: the changes are made durable in DIR/changes before "
 				  "they are applied");
-	if (opt.to && opt.citus && opt.max_buffer)
+	if (opt.to && opt.citus && opt.max_buffer != default_max_buffer)
 		die_usage("--max-buffer is not applied with --citus yet: each node's stream writes its "
 				  "segments whatever the applier has done");
 	/* the applier follows DDL by the plugin's schema events */
