@@ -489,7 +489,8 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 			/* --to: no slot before MongoDB answers and the clocks agree */
 			if (apply && !marker_exists(dir, CITUS_TO_READY))
 				break;
-			if (apply && (!first || i >= c.applier_nodes))
+			/* a node new to DIR on a restart joined while nothing ran: the same */
+			if (apply && (!first || i >= c.applier_nodes || (!create_slot && node_is_new(n))))
 			{
 				fprintf(stderr, "%s: error: %s joined the cluster while --to applies the nodes' "
 						"streams: its first copy and its events cannot be placed in the commit "
