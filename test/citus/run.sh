@@ -18,10 +18,12 @@
 #   - settings: a plain SET stays on the coordinator; SET LOCAL with
 #     citus.propagate_set_commands = 'local' reaches the workers.
 #
-# Then test/citus/export.sh (pg_bsonexport on Citus) and test/citus/stream.sh
-# (pg_bsonstream --citus, the plugin's naming and origin filter), on the same
-# cluster; their "citus-export: ..." and "citus-stream: N passed, M failed"
-# add to the counts.
+# Then test/citus/export.sh (pg_bsonexport on Citus), test/citus/stream.sh
+# (pg_bsonstream --citus, the plugin's naming and origin filter) and
+# test/citus/to.sh (pg_bsonstream --citus --to into FerretDB, the nodes'
+# streams merged in commit order), on the same cluster; their
+# "citus-export: ...", "citus-stream: N passed, M failed" and "citus-to: N
+# passed, M failed" add to the counts.
 #
 # Without Citus (no archive, not PostgreSQL 15, not root) it prints
 # "skip: citus: REASON" and last "citus: 0 passed, 0 failed, skipped";
@@ -232,6 +234,10 @@ fi
 if [ -x test/citus/stream.sh ]; then
 	log "pg_bsonstream --citus: test/citus/stream.sh"
 	sub_stage test/citus/stream.sh citus-stream
+fi
+if [ -x test/citus/to.sh ]; then
+	log "pg_bsonstream --citus --to into FerretDB: test/citus/to.sh"
+	sub_stage test/citus/to.sh citus-to
 fi
 
 citus_cluster_stop
