@@ -64,7 +64,8 @@
 #     and the programs name one version (test/packaging/versions.sh),
 #   - on PostgreSQL 15, runs the Citus stage (test/citus/run.sh: a coordinator
 #     and two workers on loopback; every function on distributed and reference
-#     tables against a local one, and pg_bsonexport on them).  Citus 13.2.2 is
+#     tables against a local one, pg_bsonexport, pg_bsonstream --citus and
+#     --citus --to into FerretDB on them).  Citus 13.2.2 is
 #     built from its source archive (CITUS_ARCHIVE, by default
 #     ../shared/vendor/citus-13.2.2.tar.gz) by scripts/citus.sh and cached;
 #     without the archive the stage prints "skipped" and counts nothing,

@@ -28,7 +28,7 @@
 # Without Citus (no archive, not PostgreSQL 15, not root) it prints
 # "skip: citus: REASON" and last "citus: 0 passed, 0 failed, skipped";
 # otherwise last "citus: N passed, M failed".  Exit status 0 only when
-# nothing failed.  About two minutes once Citus is built.
+# nothing failed.  About six minutes once Citus and FerretDB are built.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export PG_MAJOR=${PG_MAJOR:-15}
