@@ -122,6 +122,7 @@ typedef struct Applier
 	/* the thread and what it shares (under lock) */
 	pthread_t	thread;
 	int			started;
+	int			abandoned;		/* stopped without the thread: it still holds all this */
 	pthread_mutex_t lock;
 	atomic_int	stop;			/* 1: after the batch, 2: once drained */
 	int			failed;

@@ -71,6 +71,21 @@ collection_empty(const char *db, const char *coll)
 static int
 copy_refused(const char *db, const char *collname, const bson_t *doc, int code, const char *message)
 {
+	/*
+	 * On a Citus cluster a key in two nodes' copies is a shard that moved
+	 * between their snapshots: one of them is older, and its changes since
+	 * would be applied over the newer
+	 */
+	if (code == 11000 && applier.o.ngroups > 0)
+	{
+		fail("a document of %s.%s is in the first copies of two nodes (%s): a shard moved or "
+			 "was split while the nodes' first copies were being made\n"
+			 "hint: Start over when no shard moves (citus_rebalance_status()): drop every node's "
+			 "slot, the target's collections and its progress document, remove the stream's "
+			 "directory, and run with --create-slot --initial-copy.",
+			 db, collname, message);
+		return -1;
+	}
 	return refuse("document", db, collname, doc, NULL, bson_get_data(doc), doc->len, NULL, code,
 				  message);
 }

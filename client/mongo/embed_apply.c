@@ -1549,7 +1549,9 @@ oom:
 	docs_free(&docs);
 	writes_free(&w);
 	stashes_free(&stashes);
-	fail("out of memory");
+	/* a read of the target stopped by a signal, or failed and said, is no lack of memory */
+	if (applier.stop != 1 && !apply_failed(NULL, 0))
+		fail("out of memory");
 	return -1;
 }
 

@@ -1896,6 +1896,7 @@ apply_stop(int drain, char *err, size_t errsize)
 						"for %.0f s: stopped without it (the next run applies it again)\n",
 						(double) STOP_WAIT);
 				applier.started = 0;
+				applier.abandoned = 1;
 				return apply_failed(err, errsize) ? -1 : 0;
 			}
 		}
@@ -1912,6 +1913,9 @@ apply_stop(int drain, char *err, size_t errsize)
 void
 apply_close(void)
 {
+	/* a thread left in a write the server does not answer: freed by the process's end */
+	if (applier.abandoned)
+		return;
 	for (int i = 0; i < applier.nops; i++)
 		free_op(&applier.ops[i]);
 	free(applier.ops);

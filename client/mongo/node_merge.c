@@ -89,6 +89,7 @@ static struct
 	int			nfed;
 	int			maxfed;
 	int			removed_upto_dirty;	/* a store moved a node's position */
+	int64_t		copy_time;		/* the latest node's MERGE_COPY_TIME, 0: none */
 	int			off;			/* BSON_OUT_MERGE=off: no merge (tests only) */
 } merge;
 
@@ -124,8 +125,60 @@ merge_init(void)
 		merge.nodes[i].group = applier.o.groups[i];
 		snprintf(merge.nodes[i].changes, sizeof(merge.nodes[i].changes), "%s/group-%d/changes",
 				 applier.o.dir, applier.o.groups[i]);
+		{
+			char		p[4300];
+			FILE	   *f;
+			long long	ms;
+
+			snprintf(p, sizeof(p), "%s/group-%d/%s", applier.o.dir, applier.o.groups[i],
+					 MERGE_COPY_TIME);
+			if ((f = fopen(p, "r")) != NULL)
+			{
+				if (fscanf(f, "%lld", &ms) == 1 && ms > merge.copy_time)
+					merge.copy_time = ms;
+				fclose(f);
+			}
+		}
 	}
 	return 0;
+}
+
+static int
+is_truncate(const uint8_t *data, uint32_t len)
+{
+	bson_t		b;
+	bson_iter_t it;
+
+	return bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "operationType") &&
+		BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), "truncate") == 0;
+}
+
+/*
+ * A truncate committed while the nodes' first copies were being made
+ * (node_merge.h): refused, 0 otherwise
+ */
+static int
+truncate_in_copies(const uint8_t *data, uint32_t len, uint64_t order)
+{
+	int64_t		ms = (int64_t) (order >> MERGE_SEQ_BITS) + MERGE_EPOCH_MS;
+	bson_t		b;
+	bson_iter_t it;
+	bson_iter_t ns;
+	const char *coll = "a table";
+
+	if (merge.copy_time == 0 || ms > merge.copy_time + MERGE_MAX_SKEW_MS || !is_truncate(data, len))
+		return 0;
+	if (bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "ns") &&
+		BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &ns) &&
+		bson_iter_find(&ns, "coll") && BSON_ITER_HOLDS_UTF8(&ns))
+		coll = bson_iter_utf8(&ns, NULL);
+	fail("a TRUNCATE of %s committed while the nodes' first copies were being made (within "
+		 "%d ms of the last of them): the copies are of different moments, and it cannot be "
+		 "applied so that every node's rows are right\n"
+		 "hint: Start over when no TRUNCATE runs: drop every node's slot, the target's "
+		 "collections and its progress document, remove the stream's directory, and run with "
+		 "--create-slot --initial-copy.", coll, MERGE_MAX_SKEW_MS);
+	return -1;
 }
 
 void
@@ -287,11 +340,19 @@ node_segments(const MergeNode *m, uint64_t *bytes)
 		if (!segment_name_valid(de->d_name) ||
 			(m->token[0] && strncmp(segment_name_last(de->d_name), m->token, RESUME_TOKEN_LEN) <= 0))
 			continue;
-		if ((more = realloc(names, sizeof(char *) * (n + 2))) == NULL)
-			break;
+		/* a list cut short would have a later segment read before an earlier one */
+		if ((more = realloc(names, sizeof(char *) * (n + 2))) == NULL ||
+			(more[n] = strdup(de->d_name)) == NULL)
+		{
+			if (more)
+				names = more;
+			names[n] = NULL;
+			free_names(names);
+			closedir(d);
+			return NULL;
+		}
 		names = more;
-		names[n++] = strdup(de->d_name);
-		names[n] = NULL;
+		names[++n] = NULL;
 		snprintf(p, sizeof(p), "%s/%s", m->changes, de->d_name);
 		if (bytes && stat(p, &sb) == 0)
 			*bytes += (uint64_t) sb.st_size;
@@ -542,11 +603,19 @@ merge_apply(void)
 			}
 			if (chunk[i].heartbeat)
 			{
+				int64_t		wall = event_wall_ms(chunk[i].data, chunk[i].len);
+
 				/* never applied: its position counts as applied */
 				memcpy(applier.passed, key, RESUME_TOKEN_LEN);
 				applier.passed[RESUME_TOKEN_LEN] = '\0';
+				/* the status's lag: the stream is as recent as its heartbeat */
+				pthread_mutex_lock(&applier.lock);
+				if (wall > applier.stats.wall_ms)
+					applier.stats.wall_ms = wall;
+				pthread_mutex_unlock(&applier.lock);
 			}
-			else if (read_event(chunk[i].data, chunk[i].len) != 0)
+			else if (truncate_in_copies(chunk[i].data, chunk[i].len, chunk[i].order) != 0 ||
+					 read_event(chunk[i].data, chunk[i].len) != 0)
 				rc = -1;
 			else if (applier.stop == 1)
 				break;
@@ -604,6 +673,18 @@ merge_apply(void)
 		}
 		else
 		{
+			/*
+			 * Heartbeats alone fill no batch: a backlog of them (MongoDB was
+			 * down while the cluster was idle) still stores its position
+			 * each second, so that the notes of what was fed stay few and
+			 * the segments go
+			 */
+			if (applier.nops == 0 && !applier.has_held &&
+				now_seconds() - applier.stored_at >= PROGRESS_EVERY && flush_batch(1) != 0)
+			{
+				rc = -1;
+				break;
+			}
 			remove_merged();
 			if (said)
 				set_state("%s", "");

@@ -33,8 +33,8 @@
  * commits are further apart than the nodes' clocks differ.  Citus blocks
  * writes to a shard it moves while it switches over, so a moved key's
  * events on its old and new node are in order when the clocks differ by
- * less than that switch-over; pg_bsonstream measures every node's clock
- * against the coordinator's when it starts, and refuses a difference over
+ * less than that switch-over; pg_bsonstream reads every node's clock when
+ * it starts, and refuses two nodes whose clocks differ by more than
  * MERGE_MAX_SKEW_MS.
  */
 #ifndef NODE_MERGE_H
@@ -49,6 +49,18 @@
 #define MERGE_GROUP_BITS	10
 #define MERGE_MAX_GROUP		((1 << MERGE_GROUP_BITS) - 1)
 #define MERGE_MAX_SKEW_MS	100
+
+/*
+ * DIR/group-<G>/MERGE_COPY_TIME: the node's clock (ms since 1970, text)
+ * read just after its slot and the snapshot of its first copy were made.
+ * The nodes' copies are of different moments: a TRUNCATE (one event, of
+ * one node, for the rows of every node) that commits before the last of
+ * them may have emptied rows that a copy made before it holds, or be
+ * older than rows a copy made after it holds, and no order of applying
+ * makes both right.  The merge refuses a truncate up to MERGE_MAX_SKEW_MS
+ * after the latest of these times.
+ */
+#define MERGE_COPY_TIME		"copy-time"
 
 /*
  * The order of an event at wall_ms whose token is token, on a node whose

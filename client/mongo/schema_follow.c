@@ -352,6 +352,23 @@ schema_apply(const ApplyEvent *ev)
 		/* only a table whose collection is known to be its own loses it */
 		if (t == NULL)
 			return 0;
+
+		/*
+		 * On a Citus cluster a table leaves a node's stream also when it is
+		 * distributed (its rows then go to shards whose copy is not
+		 * streamed), and one node's table is not the cluster's: nothing is
+		 * dropped, the run stops
+		 */
+		if (applier.o.ngroups > 0)
+		{
+			fail("table %s is gone from a node's stream (dropped, distributed, or no longer "
+				 "selected) while --citus --to runs: its collection %s.%s is left as it is, "
+				 "and would no longer be the table's\n"
+				 "hint: Start over after the DDL: drop every node's slot, the target's collections "
+				 "and its progress document, remove the stream's directory, and run with "
+				 "--create-slot --initial-copy.", ev->table, target_db(t->db), t->coll);
+			return -1;
+		}
 		fprintf(stderr, "pg_bsonstream: table %s is gone from the stream (dropped, or no longer "
 				"selected): collection %s.%s is dropped\n", ev->table, target_db(t->db), t->coll);
 		return table_gone(ev->relid);

@@ -130,8 +130,12 @@ read_nodes(Cluster *c, int *added, char *err, size_t errsize)
 	PGconn	   *conn;
 	PGresult   *res;
 	int			ok = 0;
+	int			was_listed[MAX_NODES];
+	int			known = c->nnodes;
 
 	*added = 0;
+	for (int i = 0; i < known; i++)
+		was_listed[i] = c->nodes[i].in_metadata;
 	conn = db_connect(c->coord, err, errsize);
 	if (conn == NULL)
 		return -1;
@@ -249,6 +253,22 @@ read_nodes(Cluster *c, int *added, char *err, size_t errsize)
 	}
 	ok = 1;
 fail:
+	/* a list read in part says nothing of the nodes it did not reach */
+	if (!ok)
+	{
+		for (int i = 0; i < known; i++)
+			c->nodes[i].in_metadata = was_listed[i];
+		for (int i = known; i < c->nnodes; i++)
+		{
+			free(c->nodes[i].host);
+			free(c->nodes[i].port);
+			free(c->nodes[i].dir);
+			free(c->nodes[i].node_name);
+			free(c->nodes[i].node_port);
+		}
+		c->nnodes = known;
+		*added = 0;
+	}
 	PQclear(res);
 	PQfinish(conn);
 	return ok ? 0 : -1;

@@ -92,54 +92,67 @@ coordinator(const CitusStreamNode *nodes, int n)
 	return 0;
 }
 
-/* Every node's clock against the coordinator's: 0, or -1 with err set */
+/*
+ * Every node's clock read against this machine's, with the coordinator's
+ * shown as the reference; any two nodes (a shard moves between two
+ * workers) may differ by at most MERGE_MAX_SKEW_MS beyond what the
+ * readings' round trips leave unknown.  0, or -1 with err set.
+ */
 static int
 check_clocks(const CitusStreamNode *nodes, int n, char *err, size_t errsize)
 {
 	int			co = coordinator(nodes, n);
-	double		off0 = 0;
-	double		rtt0 = 0;
-	double		worst = 0;
+	double	   *off = calloc(n, sizeof(double));
+	double	   *rtt = calloc(n, sizeof(double));
 	char		line[2048] = "";
 	size_t		len = 0;
+	int			rc = 0;
 
-	if (clock_offset(nodes[co].conn, &off0, &rtt0, err, errsize) != 0)
-		return -1;
-	for (int i = 0; i < n; i++)
+	if (off == NULL || rtt == NULL)
 	{
-		double		off = 0;
-		double		rtt = 0;
-		double		skew;
+		snprintf(err, errsize, "out of memory");
+		free(off);
+		free(rtt);
+		return -1;
+	}
+	for (int i = 0; i < n && rc == 0; i++)
+	{
 		char		why[1024];
 
-		if (i == co)
-			continue;
-		if (clock_offset(nodes[i].conn, &off, &rtt, why, sizeof(why)) != 0)
+		if (clock_offset(nodes[i].conn, &off[i], &rtt[i], why, sizeof(why)) != 0)
 		{
 			snprintf(err, errsize, "%s: %s", nodes[i].label, why);
-			return -1;
+			rc = -1;
 		}
-		skew = off - off0;
-		if (len < sizeof(line))
-			len += (size_t) snprintf(line + len, sizeof(line) - len, "%s%s %+.1f ms",
-									 len ? ", " : "", nodes[i].label, skew);
-		if (fabs(skew) - (rtt + rtt0) / 2 > MERGE_MAX_SKEW_MS)
-		{
-			snprintf(err, errsize, "the clock of %s differs from the coordinator's by %.1f ms "
-					 "(read with round trips of %.1f and %.1f ms): the nodes' changes are applied "
-					 "in the order of their commit times, and a shard's changes before and after "
-					 "a move would be out of order\n"
-					 "hint: Keep the nodes' clocks in step (NTP, chrony) to within %d ms.",
-					 nodes[i].label, skew, rtt, rtt0, MERGE_MAX_SKEW_MS);
-			return -1;
-		}
-		if (fabs(skew) > worst)
-			worst = fabs(skew);
 	}
-	if (n > 1)
+	for (int i = 0; i < n && rc == 0; i++)
+	{
+		if (i != co && len < sizeof(line))
+			len += (size_t) snprintf(line + len, sizeof(line) - len, "%s%s %+.1f ms",
+									 len ? ", " : "", nodes[i].label, off[i] - off[co]);
+		for (int j = i + 1; j < n && rc == 0; j++)
+		{
+			double		skew = off[j] - off[i];
+
+			if (fabs(skew) - (rtt[i] + rtt[j]) / 2 > MERGE_MAX_SKEW_MS)
+			{
+				snprintf(err, errsize, "the clocks of %s and %s differ by %.1f ms (read with round "
+						 "trips of %.1f and %.1f ms): the nodes' changes are applied in the order "
+						 "of their commit times, and a shard's changes before and after a move "
+						 "between them would be out of order\n"
+						 "hint: Keep the nodes' clocks in step (NTP, chrony) to within %d ms of "
+						 "each other.",
+						 nodes[i].label, nodes[j].label, skew, rtt[i], rtt[j], MERGE_MAX_SKEW_MS);
+				rc = -1;
+			}
+		}
+	}
+	if (rc == 0 && n > 1)
 		fprintf(stderr, "pg_bsonstream: the nodes' clocks against the coordinator's: %s "
-				"(at most %d ms allowed)\n", line, MERGE_MAX_SKEW_MS);
-	return 0;
+				"(at most %d ms between any two allowed)\n", line, MERGE_MAX_SKEW_MS);
+	free(off);
+	free(rtt);
+	return rc;
 }
 
 static int
@@ -394,4 +407,42 @@ heartbeat_start(const ConnOpts *conn, char *err, size_t errsize)
 	}
 	pthread_detach(t);
 	return 0;
+}
+
+/*
+ * After a node's slot is made for a first copy: the node's clock now, in
+ * dir/MERGE_COPY_TIME (node_merge.h says why).  0, or -1 with err set.
+ */
+int
+note_copy_time(const ConnOpts *conn, const char *dir, int sync, char *err, size_t errsize)
+{
+	PGconn	   *c = db_connect(conn, err, errsize);
+	PGresult   *res;
+	char		path[4300];
+	char		ms[64];
+	FILE	   *f;
+	int			rc = 0;
+
+	if (c == NULL)
+		return -1;
+	res = PQexec(c, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		db_error(c, res, "could not read the node's clock", err, errsize);
+		PQclear(res);
+		PQfinish(c);
+		return -1;
+	}
+	snprintf(ms, sizeof(ms), "%s\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(c);
+	snprintf(path, sizeof(path), "%s/%s", dir, MERGE_COPY_TIME);
+	if ((f = fopen(path, "w")) == NULL || fputs(ms, f) == EOF || fflush(f) != 0 ||
+		(sync && fsync(fileno(f)) != 0))
+		rc = -1;
+	if (f && fclose(f) != 0)
+		rc = -1;
+	if (rc != 0)
+		snprintf(err, errsize, "could not write \"%s\": %s", path, strerror(errno));
+	return rc;
 }

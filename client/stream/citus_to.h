@@ -29,6 +29,7 @@ extern int	citus_apply_run(const CitusStreamNode *nodes, int n, const char *dir,
  * (SIGTERM to the process), and heartbeat_failed() then says so.
  */
 extern int	heartbeat_start(const ConnOpts *conn, char *err, size_t errsize);
+extern int	note_copy_time(const ConnOpts *conn, const char *dir, int sync, char *err, size_t errsize);
 extern int	heartbeat_failed(void);
 
 #endif							/* CITUS_TO_H */

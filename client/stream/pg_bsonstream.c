@@ -75,6 +75,7 @@ typedef struct Options
 	const char *progress_collection;
 	const char *dead_letter;
 	uint64_t	max_buffer;
+	int			max_buffer_given;
 	int			keep_applied;
 	int			batch_size;
 } Options;
@@ -307,6 +308,7 @@ parse_options(int argc, char **argv)
 				break;
 			case 17:
 				opt.max_buffer = option_parse_size("--max-buffer", optarg, 1, UINT64_MAX, NULL);
+				opt.max_buffer_given = 1;
 				apply_option = "--max-buffer";
 				break;
 			case 18:
@@ -384,7 +386,7 @@ parse_options(int argc, char **argv)
 	if (opt.to && strcmp(opt.output, "-") == 0)
 		die_usage("--to needs -o DIR: the changes are made durable in DIR/changes before "
 				  "they are applied");
-	if (opt.to && opt.citus && opt.max_buffer != default_max_buffer)
+	if (opt.to && opt.citus && opt.max_buffer_given)
 		die_usage("--max-buffer is not applied with --citus yet: each node's stream writes its "
 				  "segments whatever the applier has done");
 	/* the applier follows DDL by the plugin's schema events */
@@ -728,6 +730,9 @@ stream_server(const StreamTarget *t)
 		}
 		if (t->initial_copy)
 		{
+			if (opt.citus && opt.to &&
+				note_copy_time(&t->conn, t->dir, !opt.no_sync, err, sizeof(err)) != 0)
+				copy_failed(t, conn, err);
 			if (copy_tables(t, snapshot, &init, err, sizeof(err)) != 0)
 				copy_failed(t, conn, err);
 			/* every file of the copy is durable (dump_write): no longer unfinished */

@@ -709,6 +709,28 @@ def main_run():
 
 # ------------------------------------------------------------------ the merge's proof
 
+def distributed_later(name, db, stream, mdb):
+    """A table of the coordinator alone, copied and followed, then distributed
+    (create_distributed_table): it leaves the coordinator's stream, its rows
+    go to shards whose copy is not streamed.  The run must stop, saying so,
+    and leave the collection as it is, not drop it."""
+    stream.start(create=False)
+    if not check(wait_for(stream.streaming, 60) and stream.proc.poll() is None,
+                 "%s: started again, every node streams" % name, stream.text()):
+        return
+    before = mdb["loc"].count_documents({})
+    sql("SELECT create_distributed_table('loc', 'id')", db=db)
+    ended = wait_for(lambda: stream.proc.poll() is not None, 60)
+    rc = stream.proc.poll() if ended else stream.stop()
+    text = "\n".join(stream.text(6000).splitlines()[-30:])
+    check(rc == 1 and re.search(r"table \S*loc\S* (is gone from a node's stream|changed \(a DDL\)) .*while "
+                                r"--citus --to runs", text) and "hint: Start over" in text
+          and before == 50 and mdb["loc"].count_documents({}) == 50,
+          "%s: create_distributed_table of a followed table of the coordinator: the run stops "
+          "(exit status %s) saying so, the collection's %d documents left as they were"
+          % (name, rc, before), text)
+
+
 def merge_run(merge):
     """A shard's keys updated on the lower group's worker, moved to the higher
     one's, updated there, and so on (4 updates, 3 moves, the last update on
@@ -721,6 +743,10 @@ def merge_run(merge):
     sql("CREATE TABLE moves (id int PRIMARY KEY, v int, at text)", db=db)
     sql("SELECT create_distributed_table('moves', 'id', shard_count := 8)", db=db)
     sql("INSERT INTO moves SELECT g, 0, 'start' FROM generate_series(1, 400) g", db=db)
+    if merge:
+        # a table of the coordinator alone, distributed later in the run
+        sql("CREATE TABLE loc (id int PRIMARY KEY, v text)", db=db)
+        sql("INSERT INTO loc SELECT g, 'l' || g FROM generate_series(1, 50) g", db=db)
     lo, hi = worker_ports_by_group(db)
     shard = shard_on(db, lo, "moves")
     keys = [r[0] for r in sql("SELECT id FROM moves WHERE get_shard_id_for_distribution_column('moves', id) = %s "
@@ -760,6 +786,9 @@ def merge_run(merge):
                 where, other = other, where
         steps_ok = check(slots_caught_up(db), "%s: every node's stream has written the updates and moves "
                          "(slots confirmed), FerretDB stopped all along" % name, stream.text()) and steps_ok
+        # a slot is confirmed once its events are durable in the open segment:
+        # closed a second later (--segment-time), and only closed ones are read
+        time.sleep(3)
     except psycopg2.Error as e:
         steps_ok = False
         fail("%s: the updates and moves" % name, pg_error(e))
@@ -776,6 +805,7 @@ def merge_run(merge):
     if merge:
         check(not problems, "%s: the moved shard's keys, updated on both workers in turn: collection "
               "= table, byte for byte (%d documents)" % (name, n), "\n".join(problems))
+        distributed_later(name, db, stream, mdb)
     else:
         info("with BSON_OUT_MERGE=off the comparison says:")
         for line in problems or ["  (no difference)"]:

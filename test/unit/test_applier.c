@@ -26,6 +26,7 @@
 
 #include "mongo_apply.h"
 #include "applier.h"
+#include "node_merge.h"
 #include "dump_name.h"
 #include "segment_name.h"
 #include "target_memory.h"
@@ -1619,6 +1620,95 @@ test_merge(void)
 	free(b);
 }
 
+/* Write dir/group-<group>/copy-time: the node's clock after its slot was made */
+static void
+copy_time(const char *dir, int group, int64_t ms)
+{
+	char		p[4300];
+	FILE	   *f;
+
+	snprintf(p, sizeof(p), "%s/group-%d/%s", dir, group, MERGE_COPY_TIME);
+	f = fopen(p, "w");
+	fprintf(f, "%lld\n", (long long) ms);
+	fclose(f);
+}
+
+/*
+ * A truncate that commits while the nodes' first copies are made cannot be
+ * placed between them: refused, and one after them applied
+ */
+static void
+test_merge_truncate_in_copies(void)
+{
+	Workload   *a = calloc(1, sizeof(Workload));
+	Workload   *b = calloc(1, sizeof(Workload));
+	Setup		s = {.colls = {"c"}, .per_segment = 1, .other = b};
+	char		err[4096];
+	char		dir[300];
+	char	   *got;
+	MemStore   *st;
+
+	begin_at(a, T0 + 1000);
+	ins(a, "c", 1, "v", "a");
+	begin_at(a, T0 + 1300);
+	ins(a, "c", 2, "v", "after");
+	begin_at(b, T0 + 1010);
+	truncate_all(b, "c");
+	begin_at(b, T0 + 1400);
+	heartbeat(b);
+	snprintf(dir, sizeof(dir), "%s/merge_truncate", basedir);
+
+	/* node 1's copy made after the truncate (its clock then 1050) */
+	st = store_for(&s);
+	write_all(&s, a, dir, 1);
+	copy_time(dir, 1, T0 + 1050);
+	copy_time(dir, 2, T0 + 800);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 &&
+		  strstr(err, "a TRUNCATE of c committed while the nodes' first copies were being made") &&
+		  strstr(err, "hint: Start over"),
+		  "merge: a truncate before the last node's copy was made is refused: %s", err);
+	got = dump_all(st, &s);
+	check(strstr(got, "after") == NULL, "merge: ... and nothing after it applied: %s", got);
+	free(got);
+	mem_store_free(st);
+	remove_dir(dir);
+
+	/* a shard moved between two nodes' snapshots: its rows in both copies */
+	{
+		char		g[4300];
+
+		st = store_for(&s);
+		write_all(&s, a, dir, 1);
+		snprintf(g, sizeof(g), "%s/group-1", dir);
+		write_initial(g, 3);
+		snprintf(g, sizeof(g), "%s/group-2", dir);
+		write_initial(g, 5);
+		check(run_applier(&s, st, dir, 0, err, sizeof(err)) != 0 &&
+			  strstr(err, "a document of " DB ".c is in the first copies of two nodes") &&
+			  strstr(err, "hint: Start over when no shard moves"),
+			  "merge: a key in two nodes' first copies stops the load: %s", err);
+		mem_store_free(st);
+		remove_dir(dir);
+	}
+
+	/* every copy made over 100 ms before it: applied in its place */
+	st = store_for(&s);
+	write_all(&s, a, dir, 1);
+	copy_time(dir, 1, T0 + 900);
+	copy_time(dir, 2, T0 + 800);
+	check(run_applier(&s, st, dir, 0, err, sizeof(err)) == 0, "merge: a truncate after the copies: %s", err);
+	got = dump_all(st, &s);
+	check(strcmp(got, "c: [{ \"_id\" : 2, \"v\" : \"after\" }]\n") == 0,
+		  "merge: a truncate over 100 ms after the last copy is applied between node 1's writes: %s", got);
+	free(got);
+	mem_store_free(st);
+	remove_dir(dir);
+	workload_free(a);
+	workload_free(b);
+	free(a);
+	free(b);
+}
+
 int
 main(void)
 {
@@ -1647,6 +1737,7 @@ main(void)
 	test_embedded_too_large();
 	test_embedded_toast_cascade();
 	test_merge();
+	test_merge_truncate_in_copies();
 	remove_dir(basedir);
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
