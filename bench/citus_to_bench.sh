@@ -123,6 +123,19 @@ marked() {
 	"$PYTHON" -c 'import sys, pymongo; c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1])); sys.exit(0 if c[sys.argv[2]]["bench_dist"].find_one({"_id": int(sys.argv[3])}) else 1)' "$MPORT" "$1" "$MARK"
 }
 
+# tree_hwm PID: the peak resident memory (VmHWM, kB) of PID and its children
+# (each node's stream and the applier): "largest total"
+tree_hwm() {
+	local p max=0 total=0 kb
+	for p in "$1" $(pgrep -P "$1"); do
+		kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+		kb=${kb:-0}
+		total=$((total + kb))
+		[ "$kb" -gt "$max" ] && max=$kb
+	done
+	echo "$max $total"
+}
+
 # run SLOT DB ARGS...: seconds until the marker is in DB
 run() {
 	local slot=$1 db=$2 t0 t1 pid
@@ -136,6 +149,7 @@ run() {
 		sleep 0.05
 	done
 	t1=$(date +%s.%N)
+	tree_hwm "$pid" >"$DIR/hwm.$slot"
 	kill -TERM "$pid"
 	wait "$pid" || { echo "pg_bsonstream failed (see $DIR/stream.log)" >&2; tail -30 "$DIR/stream.log" >&2; exit 1; }
 	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}'
@@ -145,7 +159,7 @@ run() {
 events() { "$PYTHON" -c 'import bson, glob, sys; print(sum(1 for p in glob.glob(sys.argv[1] + "/**/changes/*.bson", recursive=True) for e in bson.decode_file_iter(open(p, "rb")) if e.get("operationType") != "heartbeat"))' "$1"; }
 only_marker() { "$PYTHON" -c 'import sys, pymongo; c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1])); ids = [d["_id"] for d in c[sys.argv[2]]["bench_dist"].find({}, {"_id": 1})]; sys.exit(0 if ids == [int(sys.argv[3])] else 1)' "$MPORT" "$1" "$MARK"; }
 
-declare -A TIMES EVENTS
+declare -A TIMES EVENTS HWM_MAX HWM_TOTAL
 COORD=(-h 127.0.0.1 -p "$CITUS_COORD_PORT" -U postgres -d "dbname=postgres sslmode=disable")
 for ((r = 1; r <= REPS; r++)); do
 	n=${#VARIANTS[@]}
@@ -159,6 +173,9 @@ for ((r = 1; r <= REPS; r++)); do
 		only_marker "$slot" || { echo "round $r $v: the target's documents are not the table's" >&2; exit 1; }
 		events_n=$(events "$DIR/$slot")
 		TIMES[$v]="${TIMES[$v]:-} $secs"
+		read -r hwm_max hwm_total <"$DIR/hwm.$slot"
+		[ "${HWM_MAX[$v]:-0}" -lt "$hwm_max" ] && HWM_MAX[$v]=$hwm_max
+		[ "${HWM_TOTAL[$v]:-0}" -lt "$hwm_total" ] && HWM_TOTAL[$v]=$hwm_total
 		EVENTS[$v]=$events_n
 		phase "round $r $v: $events_n events applied in $secs s"
 	done
@@ -175,14 +192,16 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR] = $1} END {print (NR % 2
 	echo
 	echo "Workload: $ROWS inserts, $ROWS updates, $ROWS deletes on a distributed table of 32 shards, $PER_TXN rows a transaction, then a marker row on worker 1; each run from slots made before it, decoding and applying, timed until the marker is in the target; $REPS runs each, interleaved; medians."
 	echo
-	echo "| variant | events applied | median s | events/s | all runs (s) |"
-	echo "|---|---:|---:|---:|---|"
+	echo "Peak memory: VmHWM of pg_bsonstream and of each of its processes (the nodes' streams, the applier) read just before the stop; the largest over the runs."
+	echo
+	echo "| variant | events applied | median s | events/s | all runs (s) | peak RSS, largest process (MB) | peak RSS, all processes (MB) |"
+	echo "|---|---:|---:|---:|---|---:|---:|"
 	for v in "${VARIANTS[@]}"; do
 		m=$(echo "${TIMES[$v]}" | median)
 		case $v in
 		cluster) label="\`--citus --to\` (3 nodes, merged)" ;;
 		worker) label="\`--to\`, worker 1 alone" ;;
 		esac
-		echo "| $label | ${EVENTS[$v]} | $m | $(awk -v n="${EVENTS[$v]}" -v s="$m" 'BEGIN {printf "%.0f", n / s}') |${TIMES[$v]} |"
+		echo "| $label | ${EVENTS[$v]} | $m | $(awk -v n="${EVENTS[$v]}" -v s="$m" 'BEGIN {printf "%.0f", n / s}') |${TIMES[$v]} | $(awk -v k="${HWM_MAX[$v]}" 'BEGIN {printf "%.1f", k / 1024}') | $(awk -v k="${HWM_TOTAL[$v]}" 'BEGIN {printf "%.1f", k / 1024}') |"
 	done
 } | tee "$OUT"
