@@ -226,8 +226,11 @@ merge_read_positions(const bson_t *progress)
 		if (m == NULL)
 		{
 			fail("the progress document names group %s, which is not a node of the cluster "
-				 "now: its stream's events not yet applied would be lost",
-				 bson_iter_key(&nodes));
+				 "now: its stream's events not yet applied would be lost\n"
+				 "hint: A node left the cluster since the last run. Start over: drop every node's "
+				 "slot, the target's collections and its progress document, remove \"%s\", and "
+				 "run with --create-slot --initial-copy.",
+				 bson_iter_key(&nodes), applier.o.dir);
 			return -1;
 		}
 		if (!BSON_ITER_HOLDS_DOCUMENT(&nodes) || !bson_iter_recurse(&nodes, &f))

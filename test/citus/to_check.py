@@ -28,6 +28,11 @@ table; with BSON_OUT_MERGE=off (each node's stream applied on its own,
 the highest group's first) the comparison must find the moved keys
 different, with the lower group's last value.
 
+Nodes leaving and joining: citus_drain_node of a worker under the stream
+(followed: the collection equals the table), then citus_remove_node (the
+run stops, saying so), then citus_add_node and a start again (refused).
+
+CITUS_TO_ONLY (main,merge,nodes by default) makes only some of the runs.
 The last line is "citus-to: N passed, M failed".
 """
 import glob
@@ -59,6 +64,7 @@ RUNAS = os.environ.get("RUNAS", "").split()
 NODES = {n: (os.environ["CITUS_%s_SOCKET" % n.upper()], os.environ["CITUS_%s_PORT" % n.upper()])
          for n in ("coord", "worker1", "worker2")}
 SEED = int(os.environ.get("CITUS_TO_SEED", "20260107"))
+ONLY = os.environ.get("CITUS_TO_ONLY", "main,merge,nodes").split(",")   # the runs made
 SESSIONS = 3
 WORKLOAD_SECONDS = 60
 # FerretDB (SQLite) applies about 100 events a second on a 2-core machine:
@@ -731,6 +737,86 @@ def distributed_later(name, db, stream, mdb):
           % (name, rc, before), text)
 
 
+def nodes_run():
+    """Nodes leaving and joining while --citus --to runs: citus_drain_node
+    (shard moves: followed, the collection equal to the table after it),
+    then citus_remove_node (the run stops, saying so, with the way on), then
+    citus_add_node and a start again (refused: a node that joined)."""
+    name = "nodes"
+    db = "bson_out_to_nodes"
+    create_db(db)
+    sql("CREATE TABLE t (id int PRIMARY KEY, v int)", db=db)
+    sql("SELECT create_distributed_table('t', 'id', shard_count := 8)", db=db)
+    sql("INSERT INTO t SELECT g, 0 FROM generate_series(1, 300) g", db=db)
+    lo, hi = worker_ports_by_group(db)
+    hi_group = sql("SELECT groupid FROM pg_dist_node WHERE nodeport = %s" % hi, db=db)[0][0]
+    ferret = Ferret(name)
+    if not ferret.start():
+        drop_db(db)
+        return
+    stream = Stream(name, db, ferret, "to_nodes")
+    stream.start(create=True)
+    mdb = ferret.db("to_nodes")
+
+    def copied():
+        try:
+            return mdb["t"].count_documents({}) == 300
+        except pymongo.errors.PyMongoError:
+            return False
+    if not check(wait_for(lambda: stream.streaming() and copied() or stream.proc.poll() is not None, 90)
+                 and stream.proc.poll() is None, "%s: the first copy applied, every node streams" % name,
+                 stream.text()):
+        stream.stop()
+        ferret.stop()
+        drop_db(db)
+        return
+    try:
+        sql("UPDATE t SET v = 1 WHERE id % 3 = 0", db=db)
+        sql("SELECT citus_drain_node('127.0.0.1', %s)" % hi, db=db, timeout="300s")
+        left = sql("SELECT count(*) FROM citus_shards WHERE nodeport = %s" % hi, db=db)[0][0]
+        sql("UPDATE t SET v = v + 10 WHERE id % 2 = 0", db=db)
+        sql("INSERT INTO t VALUES (900000, -1)", db=db)
+        check(left == 0, "%s: citus_drain_node of the higher group's worker under the stream "
+              "(%s shards left on it)" % (name, left))
+    except psycopg2.Error as e:
+        fail("%s: citus_drain_node" % name, pg_error(e))
+    wait_applied(name, stream, mdb, [("t", 900000)])
+    problems, n, _ = compare(db, mdb, "t")
+    check(not problems, "%s: after the drain, collection t = table t, byte for byte (%d documents)" % (name, n),
+          "\n".join(problems))
+
+    try:
+        sql("SELECT citus_remove_node('127.0.0.1', %s)" % hi, db=db)
+    except psycopg2.Error as e:
+        fail("%s: citus_remove_node" % name, pg_error(e))
+    ended = wait_for(lambda: stream.proc.poll() is not None, 60)
+    rc = stream.proc.poll() if ended else stream.stop()
+    text = "\n".join(stream.text(6000).splitlines()[-30:])
+    check(rc == 1 and "is no longer a primary node of the cluster while --to applies" in text and
+          "hint: Remove a node only after its shards are moved away" in text and
+          mdb["t"].count_documents({}) == n,
+          "%s: citus_remove_node of the drained worker: the run stops (exit status %s), saying so with "
+          "the way on, the collection as it was" % (name, rc), text)
+
+    try:
+        sql("SELECT citus_add_node('127.0.0.1', %s)" % hi, db=db)
+    except psycopg2.Error as e:
+        fail("%s: citus_add_node" % name, pg_error(e))
+    stream.start(create=False)
+    ended = wait_for(lambda: stream.proc.poll() is not None, 60)
+    rc = stream.proc.poll() if ended else stream.stop()
+    text = "\n".join(stream.text(6000).splitlines()[-30:])
+    # the node left and came back as a group of its own: one or the other is said first
+    check(rc == 1 and (("joined the cluster while --to applies the nodes' streams" in text and
+                        "hint: Stop shard moves to it, and start over" in text) or
+                       ("names group %s, which is not a node of the cluster now" % hi_group in text and
+                        "hint: A node left the cluster since the last run. Start over" in text)),
+          "%s: citus_add_node, then a start again: refused (exit status %s), saying so with the way on"
+          % (name, rc), text)
+    ferret.stop()
+    drop_db(db)
+
+
 def merge_run(merge):
     """A shard's keys updated on the lower group's worker, moved to the higher
     one's, updated there, and so on (4 updates, 3 moves, the last update on
@@ -826,13 +912,19 @@ def main():
     os.umask(0o077)
     info("seed %d (CITUS_TO_SEED)" % SEED)
     try:
-        t0 = time.time()
-        main_run()
-        info("main run: %.0f s" % (time.time() - t0))
-        t0 = time.time()
-        merge_run(merge=False)
-        merge_run(merge=True)
-        info("merge runs: %.0f s" % (time.time() - t0))
+        if "main" in ONLY:
+            t0 = time.time()
+            main_run()
+            info("main run: %.0f s" % (time.time() - t0))
+        if "merge" in ONLY:
+            t0 = time.time()
+            merge_run(merge=False)
+            merge_run(merge=True)
+            info("merge runs: %.0f s" % (time.time() - t0))
+        if "nodes" in ONLY:
+            t0 = time.time()
+            nodes_run()
+            info("nodes run: %.0f s" % (time.time() - t0))
     except Exception as e:   # a check that cannot go on is one failure, not a traceback alone
         import traceback
         fail("the checks stopped on an error: %s" % e, traceback.format_exc())
