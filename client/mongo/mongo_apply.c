@@ -909,7 +909,9 @@ flush_batch(int store)
 		pthread_mutex_lock(&applier.lock);
 		applier.stats.events += applier.nops;
 		snprintf(applier.stats.token, sizeof(applier.stats.token), "%s", last->ev.token);
-		applier.stats.wall_ms = last->ev.wall_ms;
+		/* never back: a merged stream's heartbeats may have moved it on */
+		if (last->ev.wall_ms > applier.stats.wall_ms)
+			applier.stats.wall_ms = last->ev.wall_ms;
 		pthread_mutex_unlock(&applier.lock);
 	}
 	for (int i = 0; i < applier.nops; i++)

@@ -125,22 +125,33 @@ merge_init(void)
 		merge.nodes[i].group = applier.o.groups[i];
 		snprintf(merge.nodes[i].changes, sizeof(merge.nodes[i].changes), "%s/group-%d/changes",
 				 applier.o.dir, applier.o.groups[i]);
-		{
-			char		p[4300];
-			FILE	   *f;
-			long long	ms;
-
-			snprintf(p, sizeof(p), "%s/group-%d/%s", applier.o.dir, applier.o.groups[i],
-					 MERGE_COPY_TIME);
-			if ((f = fopen(p, "r")) != NULL)
-			{
-				if (fscanf(f, "%lld", &ms) == 1 && ms > merge.copy_time)
-					merge.copy_time = ms;
-				fclose(f);
-			}
-		}
 	}
 	return 0;
+}
+
+/*
+ * The latest node's MERGE_COPY_TIME: read once every node streams (its
+ * copy made), when the merge starts, not when the applier opens
+ */
+static void
+read_copy_times(void)
+{
+	merge.copy_time = 0;
+	for (int i = 0; i < merge.n; i++)
+	{
+		char		p[4300];
+		FILE	   *f;
+		long long	ms;
+
+		snprintf(p, sizeof(p), "%s/group-%d/%s", applier.o.dir, merge.nodes[i].group,
+				 MERGE_COPY_TIME);
+		if ((f = fopen(p, "r")) != NULL)
+		{
+			if (fscanf(f, "%lld", &ms) == 1 && ms > merge.copy_time)
+				merge.copy_time = ms;
+			fclose(f);
+		}
+	}
 }
 
 static int
@@ -166,7 +177,8 @@ truncate_in_copies(const uint8_t *data, uint32_t len, uint64_t order)
 	bson_iter_t ns;
 	const char *coll = "a table";
 
-	if (merge.copy_time == 0 || ms > merge.copy_time + MERGE_MAX_SKEW_MS || !is_truncate(data, len))
+	/* two nodes' clocks may differ by MERGE_MAX_SKEW_MS beyond the readings' round trips */
+	if (merge.copy_time == 0 || ms > merge.copy_time + 2 * MERGE_MAX_SKEW_MS || !is_truncate(data, len))
 		return 0;
 	if (bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "ns") &&
 		BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &ns) &&
@@ -177,7 +189,7 @@ truncate_in_copies(const uint8_t *data, uint32_t len, uint64_t order)
 		 "applied so that every node's rows are right\n"
 		 "hint: Start over when no TRUNCATE runs: drop every node's slot, the target's "
 		 "collections and its progress document, remove the stream's directory, and run with "
-		 "--create-slot --initial-copy.", coll, MERGE_MAX_SKEW_MS);
+		 "--create-slot --initial-copy.", coll, 2 * MERGE_MAX_SKEW_MS);
 	return -1;
 }
 
@@ -552,6 +564,7 @@ merge_apply(void)
 		fail("out of memory");
 		return -1;
 	}
+	read_copy_times();
 	while (applier.stop != 1 && rc == 0)
 	{
 		int			n = 0;

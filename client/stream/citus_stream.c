@@ -471,6 +471,8 @@ citus_stream_run(const ConnOpts *coord, char *const *worker_hosts, int nworker_h
 	last_read = now();
 	c.apply = apply;
 	c.applier.fd = -1;
+	if (create_slot && find_group(&c, 0) != NULL)
+		marker_remove(find_group(&c, 0)->dir, CITUS_SLOT_MADE);
 	if (apply)
 	{
 		/* this run's markers only: the applier's, then each node's once it streams */

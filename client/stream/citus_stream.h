@@ -66,6 +66,16 @@ typedef int (*CitusApply) (const CitusStreamNode *nodes, int n, const char *dir)
 #define CITUS_NODE_READY	"streaming"
 
 /*
+ * The coordinator's slot is made first, the workers' after it: in
+ * DIR/group-0 once it exists (a run with --create-slot).  A TRUNCATE run
+ * through the coordinator then either commits before every node's
+ * snapshot (in every copy, in no stream) or is in the coordinator's
+ * stream; one that commits after a worker's snapshot is also refused by
+ * the merge (MERGE_COPY_TIME).
+ */
+#define CITUS_SLOT_MADE		"slot-made"
+
+/*
  * Follow every node of the cluster whose coordinator coord reaches, until a
  * signal (passed on to every node's process) or a node's stream ends (the
  * others are then stopped cleanly).  worker_hosts: --worker-host mappings.

@@ -416,14 +416,17 @@ heartbeat_start(const ConnOpts *conn, char *err, size_t errsize)
 int
 note_copy_time(const ConnOpts *conn, const char *dir, int sync, char *err, size_t errsize)
 {
-	PGconn	   *c = db_connect(conn, err, errsize);
+	ConnOpts	plain = *conn;
+	PGconn	   *c;
 	PGresult   *res;
 	char		path[4300];
 	char		ms[64];
 	FILE	   *f;
 	int			rc = 0;
 
-	if (c == NULL)
+	/* a plain session: no walsender taken from the node's max_wal_senders */
+	plain.replication = NULL;
+	if ((c = db_connect(&plain, err, errsize)) == NULL)
 		return -1;
 	res = PQexec(c, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)

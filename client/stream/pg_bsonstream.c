@@ -583,6 +583,46 @@ drop_slot(PGconn *conn)
 }
 
 /* The first copy failed (err says why): the slot dropped, the copy's files removed. */
+/* A node's directory is DIR/group-<G>: is it the coordinator's (group 0)? */
+static int
+is_coordinator_dir(const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+
+	return strcmp(slash ? slash + 1 : dir, "group-0") == 0;
+}
+
+/*
+ * --citus --create-slot: a worker's slot is made once the coordinator's is
+ * (CITUS_SLOT_MADE in DIR/group-0; citus_stream.h says why).  A signal
+ * ends the wait: the coordinator's stream failed, or the run is stopped.
+ */
+static void
+coordinator_slot_first(const char *dir)
+{
+	char		made[4300];
+	const char *slash = strrchr(dir, '/');
+	double		since = now_seconds();
+	int			said = 0;
+	struct stat sb;
+
+	if (is_coordinator_dir(dir) || slash == NULL)
+		return;
+	snprintf(made, sizeof(made), "%.*s/group-0/%s", (int) (slash - dir), dir, CITUS_SLOT_MADE);
+	while (stat(made, &sb) != 0)
+	{
+		if (interrupted)
+			die("stopped while waiting for the coordinator's slot to be made");
+		if (!said && now_seconds() - since >= 5)
+		{
+			fprintf(stderr, PROGNAME ": waiting for the coordinator's slot to be made first (it "
+					"waits for the transactions open on the coordinator)\n");
+			said = 1;
+		}
+		usleep(50 * 1000);
+	}
+}
+
 static void
 copy_failed(const StreamTarget *t, PGconn *conn, const char *err)
 {
@@ -714,6 +754,9 @@ stream_server(const StreamTarget *t)
 	{
 		char		snapshot[256];
 
+		/* the nodes started by a --create-slot run (one that joins later: the marker is there) */
+		if (opt.citus && opt.create_slot)
+			coordinator_slot_first(t->dir);
 		/* marked unfinished before the slot exists: a kill at any later point leaves the mark */
 		if (t->initial_copy &&
 			initial_begin(t->dir, opt.slot, !opt.no_sync, err, sizeof(err)) != 0)
@@ -727,6 +770,15 @@ stream_server(const StreamTarget *t)
 			if (t->initial_copy && initial_end(t->dir, !opt.no_sync, why, sizeof(why)) != 0)
 				fprintf(stderr, PROGNAME ": warning: %s\n", why);
 			die("%s", err);
+		}
+		if (opt.citus && opt.create_slot && is_coordinator_dir(t->dir))
+		{
+			char		made[4300];
+			FILE	   *f;
+
+			snprintf(made, sizeof(made), "%s/%s", t->dir, CITUS_SLOT_MADE);
+			if ((f = fopen(made, "w")) == NULL || fclose(f) != 0)
+				die("could not create \"%s\": %s", made, strerror(errno));
 		}
 		if (t->initial_copy)
 		{

@@ -32,7 +32,10 @@ Nodes leaving and joining: citus_drain_node of a worker under the stream
 (followed: the collection equals the table), then citus_remove_node (the
 run stops, saying so), then citus_add_node and a start again (refused).
 
-CITUS_TO_ONLY (main,merge,nodes by default) makes only some of the runs.
+A TRUNCATE through the coordinator after its slot and before a worker's
+(held back by a transaction open there): the run stops, saying so.
+
+CITUS_TO_ONLY (main,merge,window,nodes by default) makes only some runs.
 The last line is "citus-to: N passed, M failed".
 """
 import glob
@@ -64,7 +67,7 @@ RUNAS = os.environ.get("RUNAS", "").split()
 NODES = {n: (os.environ["CITUS_%s_SOCKET" % n.upper()], os.environ["CITUS_%s_PORT" % n.upper()])
          for n in ("coord", "worker1", "worker2")}
 SEED = int(os.environ.get("CITUS_TO_SEED", "20260107"))
-ONLY = os.environ.get("CITUS_TO_ONLY", "main,merge,nodes").split(",")   # the runs made
+ONLY = os.environ.get("CITUS_TO_ONLY", "main,merge,window,nodes").split(",")   # the runs made
 SESSIONS = 3
 WORKLOAD_SECONDS = 60
 # FerretDB (SQLite) applies about 100 events a second on a 2-core machine:
@@ -817,6 +820,60 @@ def nodes_run():
     drop_db(db)
 
 
+def window_run():
+    """A TRUNCATE through the coordinator while the slots are being made,
+    after the coordinator's and worker 1's, before the higher group's
+    worker's (held back by a transaction open there): that worker's copy is
+    of after the truncate, which the coordinator's stream carries.  The run
+    must stop, saying so, rather than apply it over that copy."""
+    name = "window"
+    db = "bson_out_to_window"
+    create_db(db)
+    sql("CREATE TABLE w (id int PRIMARY KEY, v int)", db=db)
+    sql("SELECT create_distributed_table('w', 'id', shard_count := 8)", db=db)
+    sql("INSERT INTO w SELECT g, 0 FROM generate_series(1, 200) g", db=db)
+    lo, hi = worker_ports_by_group(db)
+    node_hi = [n for n in ("worker1", "worker2") if NODES[n][1] == hi][0]
+    groups = {str(r[0]): str(r[1]) for r in sql("SELECT nodeport, groupid FROM pg_dist_node", db=db)}
+    sql("CREATE TABLE hold (i int)", node_hi, db)
+    held = connect(node_hi, db)
+    held.autocommit = False
+    held.cursor().execute("INSERT INTO hold VALUES (1)")     # an xid: the node's slot waits for it
+    ferret = Ferret(name)
+    if not ferret.start():
+        held.rollback()
+        held.close()
+        drop_db(db)
+        return
+    stream = Stream(name, db, ferret, "to_window")
+    stream.start(create=True)
+    out = stream.out
+
+    def made(g, f):
+        return os.path.exists(os.path.join(out, "group-%s" % g, f))
+    waiting = wait_for(lambda: made(0, "slot-made") and made(groups[lo], "copy-time") or
+                       stream.proc.poll() is not None, 60)
+    check(waiting and stream.proc.poll() is None and not made(groups[hi], "copy-time"),
+          "%s: the coordinator's slot made first, then worker 1's; the other worker's waits for a "
+          "transaction open there" % name, stream.text())
+    try:
+        sql("TRUNCATE w", db=db)
+        sql("INSERT INTO w SELECT g, 1 FROM generate_series(1000, 1040) g", db=db)
+    except psycopg2.Error as e:
+        fail("%s: TRUNCATE w through the coordinator" % name, pg_error(e))
+    held.commit()
+    held.close()
+    ended = wait_for(lambda: stream.proc.poll() is not None, 90)
+    rc = stream.proc.poll() if ended else stream.stop()
+    text = "\n".join(stream.text(8000).splitlines()[-40:])
+    check(rc == 1 and "a TRUNCATE of w committed while the nodes' first copies were being made" in text
+          and "hint: Start over when no TRUNCATE runs" in text,
+          "%s: the TRUNCATE after the coordinator's slot and before a worker's is refused (exit status "
+          "%s), not applied over that worker's copy" % (name, rc), text)
+    ferret.stop()
+    drop_db(db)
+
+
 def merge_run(merge):
     """A shard's keys updated on the lower group's worker, moved to the higher
     one's, updated there, and so on (4 updates, 3 moves, the last update on
@@ -921,6 +978,10 @@ def main():
             merge_run(merge=False)
             merge_run(merge=True)
             info("merge runs: %.0f s" % (time.time() - t0))
+        if "window" in ONLY:
+            t0 = time.time()
+            window_run()
+            info("window run: %.0f s" % (time.time() - t0))
         if "nodes" in ONLY:
             t0 = time.time()
             nodes_run()
