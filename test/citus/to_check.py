@@ -170,6 +170,17 @@ def drop_db(db):
             fail("dropping database %s on %s" % (db, n), pg_error(e))
 
 
+def distributed_db(db, table, rows):
+    """A database of its own (create_db) with a distributed table of 8
+    shards, (id int PRIMARY KEY, v int), rows 1..rows of v 0; the workers'
+    ports, the lower group's first"""
+    create_db(db)
+    sql("CREATE TABLE %s (id int PRIMARY KEY, v int)" % table, db=db)
+    sql("SELECT create_distributed_table('%s', 'id', shard_count := 8)" % table, db=db)
+    sql("INSERT INTO %s SELECT g, 0 FROM generate_series(1, %d) g" % (table, rows), db=db)
+    return worker_ports_by_group(db)
+
+
 def worker_ports_by_group(db):
     """(port of the lower group's worker, port of the higher one's)"""
     rows = sql("SELECT nodeport FROM pg_dist_node WHERE groupid > 0 ORDER BY groupid", db=db)
@@ -747,11 +758,7 @@ def nodes_run():
     citus_add_node and a start again (refused: a node that joined)."""
     name = "nodes"
     db = "bson_out_to_nodes"
-    create_db(db)
-    sql("CREATE TABLE t (id int PRIMARY KEY, v int)", db=db)
-    sql("SELECT create_distributed_table('t', 'id', shard_count := 8)", db=db)
-    sql("INSERT INTO t SELECT g, 0 FROM generate_series(1, 300) g", db=db)
-    lo, hi = worker_ports_by_group(db)
+    lo, hi = distributed_db(db, "t", 300)
     hi_group = sql("SELECT groupid FROM pg_dist_node WHERE nodeport = %s" % hi, db=db)[0][0]
     ferret = Ferret(name)
     if not ferret.start():
@@ -828,11 +835,7 @@ def window_run():
     must stop, saying so, rather than apply it over that copy."""
     name = "window"
     db = "bson_out_to_window"
-    create_db(db)
-    sql("CREATE TABLE w (id int PRIMARY KEY, v int)", db=db)
-    sql("SELECT create_distributed_table('w', 'id', shard_count := 8)", db=db)
-    sql("INSERT INTO w SELECT g, 0 FROM generate_series(1, 200) g", db=db)
-    lo, hi = worker_ports_by_group(db)
+    lo, hi = distributed_db(db, "w", 200)
     node_hi = [n for n in ("worker1", "worker2") if NODES[n][1] == hi][0]
     groups = {str(r[0]): str(r[1]) for r in sql("SELECT nodeport, groupid FROM pg_dist_node", db=db)}
     sql("CREATE TABLE hold (i int)", node_hi, db)

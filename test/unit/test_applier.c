@@ -68,13 +68,12 @@ begin_at(Workload *w, int64_t wall)
 	w->wall = wall;
 }
 
-/* An event's head: its token first, as the plugin writes it */
+/* An event's first fields: its token first, as the plugin writes it */
 static bson_t *
-event_head(Workload *w, const char *op, const char *coll)
+event_start(Workload *w, const char *op)
 {
 	bson_t	   *e = bson_new();
 	bson_t		id;
-	bson_t		ns;
 	char		token[RESUME_TOKEN_LEN + 1];
 
 	resume_token_format(token, w->lsn, ++w->pos);
@@ -84,6 +83,16 @@ event_head(Workload *w, const char *op, const char *coll)
 	bson_append_document_end(e, &id);
 	BSON_APPEND_UTF8(e, "operationType", op);
 	BSON_APPEND_DATE_TIME(e, "wallTime", w->wall ? w->wall : 1700000000000LL + (int64_t) w->lsn);
+	return e;
+}
+
+/* An event's head: its first fields, then its collection */
+static bson_t *
+event_head(Workload *w, const char *op, const char *coll)
+{
+	bson_t	   *e = event_start(w, op);
+	bson_t		ns;
+
 	BSON_APPEND_DOCUMENT_BEGIN(e, "ns", &ns);
 	BSON_APPEND_UTF8(&ns, "db", DB);
 	BSON_APPEND_UTF8(&ns, "coll", coll);
@@ -1526,18 +1535,7 @@ test_embedded_toast_cascade(void)
 static void
 heartbeat(Workload *w)
 {
-	bson_t	   *e = bson_new();
-	bson_t		id;
-	char		token[RESUME_TOKEN_LEN + 1];
-
-	resume_token_format(token, w->lsn, ++w->pos);
-	token[RESUME_TOKEN_LEN] = '\0';
-	BSON_APPEND_DOCUMENT_BEGIN(e, "_id", &id);
-	BSON_APPEND_UTF8(&id, "_data", token);
-	bson_append_document_end(e, &id);
-	BSON_APPEND_UTF8(e, "operationType", "heartbeat");
-	BSON_APPEND_DATE_TIME(e, "wallTime", w->wall);
-	add(w, e);
+	add(w, event_start(w, "heartbeat"));
 }
 
 /*
