@@ -57,6 +57,7 @@ typedef struct MergeNode
 	int			has_head;
 	char		head_token[RESUME_TOKEN_LEN + 1];
 	uint64_t	head_order;
+	int64_t		head_wall;		/* its wallTime */
 	int			heartbeat;		/* the head is a heartbeat */
 } MergeNode;
 
@@ -77,6 +78,7 @@ typedef struct Merged
 	int			node;
 	int			heartbeat;
 	uint64_t	order;
+	int64_t		wall;
 	char		token[RESUME_TOKEN_LEN + 1];	/* the node's */
 } Merged;
 
@@ -154,14 +156,15 @@ read_copy_times(void)
 	}
 }
 
+/* Is the event's operationType op? */
 static int
-is_truncate(const uint8_t *data, uint32_t len)
+operation_is(const uint8_t *data, uint32_t len, const char *op)
 {
 	bson_t		b;
 	bson_iter_t it;
 
 	return bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "operationType") &&
-		BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), "truncate") == 0;
+		BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), op) == 0;
 }
 
 /*
@@ -178,7 +181,7 @@ truncate_in_copies(const uint8_t *data, uint32_t len, uint64_t order)
 	const char *coll = "a table";
 
 	/* two nodes' clocks may differ by MERGE_MAX_SKEW_MS beyond the readings' round trips */
-	if (merge.copy_time == 0 || ms > merge.copy_time + 2 * MERGE_MAX_SKEW_MS || !is_truncate(data, len))
+	if (merge.copy_time == 0 || ms > merge.copy_time + 2 * MERGE_MAX_SKEW_MS || !operation_is(data, len, "truncate"))
 		return 0;
 	if (bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "ns") &&
 		BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &ns) &&
@@ -389,16 +392,6 @@ event_wall_ms(const uint8_t *data, uint32_t len)
 	return 0;
 }
 
-static int
-is_heartbeat(const uint8_t *data, uint32_t len)
-{
-	bson_t		b;
-	bson_iter_t it;
-
-	return bson_init_static(&b, data, len) && bson_iter_init_find(&it, &b, "operationType") &&
-		BSON_ITER_HOLDS_UTF8(&it) && strcmp(bson_iter_utf8(&it, NULL), "heartbeat") == 0;
-}
-
 /* The node's next event read ahead: 1, 0 if its closed segments hold none now, -1 */
 static int
 node_next(MergeNode *m)
@@ -450,8 +443,9 @@ node_next(MergeNode *m)
 			continue;
 		memcpy(m->head_token, token, RESUME_TOKEN_LEN);
 		m->head_token[RESUME_TOKEN_LEN] = '\0';
-		m->head_order = merge_order(m->token, m->order, token, event_wall_ms(m->buf, m->len));
-		m->heartbeat = is_heartbeat(m->buf, m->len);
+		m->head_wall = event_wall_ms(m->buf, m->len);
+		m->head_order = merge_order(m->token, m->order, token, m->head_wall);
+		m->heartbeat = operation_is(m->buf, m->len, "heartbeat");
 		m->has_head = 1;
 		return 1;
 	}
@@ -590,6 +584,7 @@ merge_apply(void)
 			e->node = (int) (c - merge.nodes);
 			e->heartbeat = c->heartbeat;
 			e->order = c->head_order;
+			e->wall = c->head_wall;
 			memcpy(e->token, c->head_token, sizeof(e->token));
 			merge_key((char *) e->data + RESUME_TOKEN_OFFSET, c->head_order, c->group, c->head_token);
 			bytes += c->len;
@@ -619,15 +614,13 @@ merge_apply(void)
 			}
 			if (chunk[i].heartbeat)
 			{
-				int64_t		wall = event_wall_ms(chunk[i].data, chunk[i].len);
-
 				/* never applied: its position counts as applied */
 				memcpy(applier.passed, key, RESUME_TOKEN_LEN);
 				applier.passed[RESUME_TOKEN_LEN] = '\0';
 				/* the status's lag: the stream is as recent as its heartbeat */
 				pthread_mutex_lock(&applier.lock);
-				if (wall > applier.stats.wall_ms)
-					applier.stats.wall_ms = wall;
+				if (chunk[i].wall > applier.stats.wall_ms)
+					applier.stats.wall_ms = chunk[i].wall;
 				pthread_mutex_unlock(&applier.lock);
 			}
 			else if (truncate_in_copies(chunk[i].data, chunk[i].len, chunk[i].order) != 0 ||

@@ -15,6 +15,7 @@
 #include "citus_stream.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -409,30 +410,39 @@ signal_nodes(Cluster *c, int sig)
 		kill(c->applier.pid, sig);
 }
 
-/* A marker file's path under a directory */
-static void
-marker_path(char *out, size_t size, const char *dir, const char *name)
-{
-	snprintf(out, size, "%s/%s", dir, name);
-}
-
-static int
+int
 marker_exists(const char *dir, const char *name)
 {
 	char		p[4300];
 	struct stat sb;
 
-	marker_path(p, sizeof(p), dir, name);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	return stat(p, &sb) == 0;
 }
 
-static void
+void
 marker_remove(const char *dir, const char *name)
 {
 	char		p[4300];
 
-	marker_path(p, sizeof(p), dir, name);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	(void) unlink(p);
+}
+
+int
+marker_write(const char *dir, const char *name, char *err, size_t errsize)
+{
+	char		p[4300];
+	int			fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || close(fd) != 0)
+	{
+		snprintf(err, errsize, "could not create \"%s\": %s", p, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static const char *

@@ -75,6 +75,11 @@ typedef int (*CitusApply) (const CitusStreamNode *nodes, int n, const char *dir)
  */
 #define CITUS_SLOT_MADE		"slot-made"
 
+/* The markers above: dir/name, empty files */
+extern int	marker_exists(const char *dir, const char *name);
+extern void marker_remove(const char *dir, const char *name);
+extern int	marker_write(const char *dir, const char *name, char *err, size_t errsize);
+
 /*
  * Follow every node of the cluster whose coordinator coord reaches, until a
  * signal (passed on to every node's process) or a node's stream ends (the

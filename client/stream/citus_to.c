@@ -14,14 +14,12 @@
 #include "citus_to.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,28 +153,14 @@ check_clocks(const CitusStreamNode *nodes, int n, char *err, size_t errsize)
 	return rc;
 }
 
-static int
-write_marker(const char *dir, const char *name)
-{
-	char		p[4300];
-	int			fd;
-
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
-}
-
+/* dir/group-<group>/name */
 static int
 marker_there(const char *dir, int group, const char *name)
 {
-	char		p[4300];
-	struct stat sb;
+	char		g[4200];
 
-	snprintf(p, sizeof(p), "%s/group-%d/%s", dir, group, name);
-	return stat(p, &sb) == 0;
+	snprintf(g, sizeof(g), "%s/group-%d", dir, group);
+	return marker_exists(g, name);
 }
 
 int
@@ -256,10 +240,9 @@ citus_apply_run(const CitusStreamNode *nodes, int n, const char *dir, const Appl
 		free(groups);
 		return rc == -2 ? 2 : 1;
 	}
-	if (write_marker(dir, CITUS_TO_READY) != 0)
+	if (marker_write(dir, CITUS_TO_READY, err, sizeof(err)) != 0)
 	{
-		fprintf(stderr, "pg_bsonstream: error: could not create \"%s/%s\": %s\n", dir,
-				CITUS_TO_READY, strerror(errno));
+		fprintf(stderr, "pg_bsonstream: error: %s\n", err);
 		apply_close();
 		free(groups);
 		return 1;

@@ -600,16 +600,15 @@ is_coordinator_dir(const char *dir)
 static void
 coordinator_slot_first(const char *dir)
 {
-	char		made[4300];
+	char		coord[4300];
 	const char *slash = strrchr(dir, '/');
 	double		since = now_seconds();
 	int			said = 0;
-	struct stat sb;
 
 	if (is_coordinator_dir(dir) || slash == NULL)
 		return;
-	snprintf(made, sizeof(made), "%.*s/group-0/%s", (int) (slash - dir), dir, CITUS_SLOT_MADE);
-	while (stat(made, &sb) != 0)
+	snprintf(coord, sizeof(coord), "%.*s/group-0", (int) (slash - dir), dir);
+	while (!marker_exists(coord, CITUS_SLOT_MADE))
 	{
 		if (interrupted)
 			die("stopped while waiting for the coordinator's slot to be made");
@@ -771,15 +770,9 @@ stream_server(const StreamTarget *t)
 				fprintf(stderr, PROGNAME ": warning: %s\n", why);
 			die("%s", err);
 		}
-		if (opt.citus && opt.create_slot && is_coordinator_dir(t->dir))
-		{
-			char		made[4300];
-			FILE	   *f;
-
-			snprintf(made, sizeof(made), "%s/%s", t->dir, CITUS_SLOT_MADE);
-			if ((f = fopen(made, "w")) == NULL || fclose(f) != 0)
-				die("could not create \"%s\": %s", made, strerror(errno));
-		}
+		if (opt.citus && opt.create_slot && is_coordinator_dir(t->dir) &&
+			marker_write(t->dir, CITUS_SLOT_MADE, err, sizeof(err)) != 0)
+			die("%s", err);
 		if (t->initial_copy)
 		{
 			if (opt.citus && opt.to &&
@@ -799,15 +792,10 @@ stream_server(const StreamTarget *t)
 		die("%s", err);
 	if (opt.to && opt.citus)
 	{
-		char		ready[4200];
-		FILE	   *f;
-
 		/* heartbeats, then the applier is told this node streams, its first copy whole */
-		if (heartbeat_start(&t->conn, err, sizeof(err)) != 0)
+		if (heartbeat_start(&t->conn, err, sizeof(err)) != 0 ||
+			marker_write(t->dir, CITUS_NODE_READY, err, sizeof(err)) != 0)
 			die("%s", err);
-		snprintf(ready, sizeof(ready), "%s/%s", t->dir, CITUS_NODE_READY);
-		if ((f = fopen(ready, "w")) == NULL || fclose(f) != 0)
-			die("could not create \"%s\": %s", ready, strerror(errno));
 	}
 
 	ctl.conn = &t->conn;
